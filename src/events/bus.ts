@@ -1,0 +1,114 @@
+/**
+ * The one event road: driver -> bus -> (filter) -> outbox -> sinks. The bus applies the instance's
+ * filter, builds the envelope, stores it with one pending row per durable sink that wants it (events
+ * published in the same tick share one transaction), and only then hands it to the sinks.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { newId, type Clock } from '../clock.js';
+import { filterAccepts, type Instance, type InstanceService } from '../instances/service.js';
+import type { CanonicalEvent } from '../network/port.js';
+import type { OutboxDispatcher } from './dispatcher.js';
+import type { EventEnvelope, OutboxEntry } from './envelope.js';
+import type { NewOutboxEvent, OutboxStore } from './outbox.js';
+import type { DurableSink, LiveSink } from './sink.js';
+
+interface Waiting {
+  event: NewOutboxEvent;
+  resolve: (entry: OutboxEntry | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
+export class EventBus {
+  private batch: Waiting[] = [];
+  private flushing: Promise<void> | undefined;
+  private readonly live: LiveSink[] = [];
+  private readonly listeners: ((entry: OutboxEntry) => void)[] = [];
+
+  constructor(
+    private readonly outbox: OutboxStore,
+    private readonly dispatcher: OutboxDispatcher,
+    private readonly durable: DurableSink[],
+    private readonly instances: InstanceService,
+    private readonly clock: Clock,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  addLiveSink(sink: LiveSink): void {
+    this.live.push(sink);
+  }
+
+  /** In-process observers of stored events (tests, metrics). */
+  onStored(listener: (entry: OutboxEntry) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Records an event of an instance. Resolves once it is durably stored (undefined when the
+   * instance's filter drops it or the instance no longer exists).
+   */
+  async publish(instanceId: string, event: CanonicalEvent): Promise<OutboxEntry | undefined> {
+    const instance = await this.instances.find(instanceId);
+    if (!instance) return undefined;
+    return this.publishFor(instance, event);
+  }
+
+  publishFor(instance: Instance, event: CanonicalEvent): Promise<OutboxEntry | undefined> {
+    if (!filterAccepts(instance.webhookEvents, event.type)) return Promise.resolve(undefined);
+    const createdAt = this.clock.now();
+    const envelope: EventEnvelope = {
+      event: event.type,
+      instanceId: instance.id,
+      instanceName: instance.name,
+      data: event.data,
+      eventId: newId(),
+      timestamp: new Date(createdAt).toISOString(),
+    };
+    const stored: NewOutboxEvent = {
+      eventId: envelope.eventId,
+      instanceId: instance.id,
+      instanceName: instance.name,
+      type: event.type,
+      body: JSON.stringify(envelope),
+      createdAt,
+      sinks: this.durable.filter((sink) => sink.wants(instance)).map((sink) => sink.name),
+    };
+    return new Promise((resolve, reject) => {
+      this.batch.push({ event: stored, resolve, reject });
+      if (!this.flushing) this.flushing = new Promise<void>((done) => setImmediate(() => void this.flush().finally(done)));
+    });
+  }
+
+  /** Resolves once every event published so far is stored. */
+  async settled(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.batch;
+    this.batch = [];
+    try {
+      const entries = await this.outbox.append(batch.map((w) => w.event));
+      entries.forEach((entry, i) => {
+        const waiting = batch[i]!;
+        for (const sink of waiting.event.sinks) this.dispatcher.notify(sink, entry.instanceId);
+        for (const sink of this.live) {
+          try {
+            sink.push(entry);
+          } catch (error) {
+            this.log.warn({ err: error, sink: sink.name }, 'live sink failed');
+          }
+        }
+        for (const listener of this.listeners) listener(entry);
+        waiting.resolve(entry);
+      });
+    } catch (error) {
+      this.log.error({ err: error }, 'could not store events');
+      for (const waiting of batch) waiting.reject(error);
+    } finally {
+      this.flushing = undefined;
+      if (this.batch.length > 0) {
+        this.flushing = new Promise<void>((done) => setImmediate(() => void this.flush().finally(done)));
+      }
+    }
+  }
+}

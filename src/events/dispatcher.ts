@@ -1,0 +1,183 @@
+/**
+ * Drains the outbox into the durable sinks. Each (sink, instance) pair is one lane that delivers
+ * strictly in sequence order: a failing event is retried (backoff with jitter) before the next one
+ * goes, and after the sink's last attempt it becomes a dead letter. Lanes read from the database in
+ * pages, so a receiver that is down for hours costs rows, not memory. After a restart every lane with
+ * pending rows resumes.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { newId, type Clock } from '../clock.js';
+import type { InstanceService } from '../instances/service.js';
+import type { DeadLetterStore } from './dead-letters.js';
+import type { OutboxEntry } from './envelope.js';
+import type { OutboxStore, PendingDelivery } from './outbox.js';
+import { backoffDelay, DeliveryError, type DurableSink } from './sink.js';
+
+const PAGE = 100;
+
+export interface DispatcherOptions {
+  outbox: OutboxStore;
+  deadLetters: DeadLetterStore;
+  instances: InstanceService;
+  sinks: DurableSink[];
+  clock: Clock;
+  log: FastifyBaseLogger;
+  /** Waits; injectable so tests control retry timing. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+interface Lane {
+  running: boolean;
+  /** Set when new events arrived while the lane was busy, so it reads again before stopping. */
+  dirty: boolean;
+  wake?: () => void;
+}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+export class OutboxDispatcher {
+  private readonly lanes = new Map<string, Lane>();
+  private readonly sinks: Map<string, DurableSink>;
+  private stopped = false;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly idle = new Set<() => void>();
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.sinks = new Map(options.sinks.map((sink) => [sink.name, sink]));
+    this.sleep = options.sleep ?? realSleep;
+  }
+
+  sinkNames(): string[] {
+    return [...this.sinks.keys()];
+  }
+
+  /** Resumes every lane that has pending deliveries (call once at start). */
+  async resume(): Promise<void> {
+    for (const { sink, instanceId } of await this.options.outbox.lanes()) this.notify(sink, instanceId);
+  }
+
+  /** New events are stored for this lane. */
+  notify(sink: string, instanceId: string): void {
+    if (this.stopped || !this.sinks.has(sink)) return;
+    const key = `${sink}\u0000${instanceId}`;
+    let lane = this.lanes.get(key);
+    if (!lane) {
+      lane = { running: false, dirty: false };
+      this.lanes.set(key, lane);
+    }
+    lane.dirty = true;
+    if (lane.running) {
+      lane.wake?.();
+      return;
+    }
+    lane.running = true;
+    void this.run(key, lane, sink, instanceId);
+  }
+
+  /** Resolves when no lane is running (tests and graceful shutdown). */
+  whenIdle(): Promise<void> {
+    if ([...this.lanes.values()].every((lane) => !lane.running)) return Promise.resolve();
+    return new Promise((resolve) => this.idle.add(resolve));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const lane of this.lanes.values()) lane.wake?.();
+    for (const sink of this.sinks.values()) await sink.close?.();
+  }
+
+  private async run(key: string, lane: Lane, sinkName: string, instanceId: string): Promise<void> {
+    const sink = this.sinks.get(sinkName)!;
+    try {
+      while (!this.stopped && lane.dirty) {
+        lane.dirty = false;
+        let page: PendingDelivery[];
+        do {
+          page = await this.options.outbox.pending(sinkName, instanceId, PAGE);
+          for (const pending of page) {
+            if (this.stopped) return;
+            await this.deliverWithRetry(sink, lane, pending);
+          }
+        } while (page.length === PAGE && !this.stopped);
+      }
+    } catch (error) {
+      // Storage trouble: log and let the next notification (or restart) pick the lane up again.
+      this.options.log.error({ err: error, sink: sinkName, instanceId }, 'outbox lane failed');
+    } finally {
+      lane.running = false;
+      lane.wake = undefined;
+      this.lanes.delete(key);
+      if ([...this.lanes.values()].every((l) => !l.running)) {
+        for (const resolve of this.idle) resolve();
+        this.idle.clear();
+      }
+    }
+  }
+
+  private async deliverWithRetry(sink: DurableSink, lane: Lane, pending: PendingDelivery): Promise<void> {
+    const { entry } = pending;
+    let attempts = pending.attempts;
+    let wait = pending.nextAttemptAt - this.options.clock.now();
+    while (!this.stopped) {
+      if (wait > 0) await this.pause(lane, wait);
+      if (this.stopped) return;
+      const instance = await this.options.instances.find(entry.instanceId);
+      if (!instance || !sink.wants(instance)) {
+        // The instance is gone or no longer wants this sink (e.g. webhook URL removed): nothing to deliver.
+        await this.options.outbox.ack(entry.seq, sink.name);
+        return;
+      }
+      attempts += 1;
+      try {
+        await sink.deliver(entry, instance);
+        await this.options.outbox.ack(entry.seq, sink.name);
+        return;
+      } catch (error) {
+        const status = error instanceof DeliveryError ? error.status : null;
+        const message = error instanceof Error ? error.message : String(error);
+        const now = this.options.clock.now();
+        if (sink.retry.maxAttempts !== null && attempts >= sink.retry.maxAttempts) {
+          await this.bury(sink, entry, attempts, status, message, pending.firstAttemptAt, now);
+          return;
+        }
+        wait = backoffDelay(sink.retry, attempts);
+        await this.options.outbox.recordFailure(entry.seq, sink.name, attempts, now + wait, message, status);
+        this.options.log.warn({ sink: sink.name, instanceId: entry.instanceId, eventId: entry.eventId, attempts, status, error: message }, 'delivery failed; will retry');
+      }
+    }
+  }
+
+  private async bury(sink: DurableSink, entry: OutboxEntry, attempts: number, status: number | null, error: string, firstAttemptAt: number, now: number) {
+    await this.options.deadLetters.bury(
+      {
+        id: newId(),
+        instanceId: entry.instanceId,
+        sink: sink.name,
+        eventId: entry.eventId,
+        event: entry.type,
+        body: entry.body,
+        attempts,
+        lastStatus: status,
+        lastError: error,
+        firstAttemptAt,
+        lastAttemptAt: now,
+        createdAt: now,
+      },
+      entry.seq,
+    );
+    this.options.log.warn({ sink: sink.name, instanceId: entry.instanceId, eventId: entry.eventId, attempts }, 'delivery gave up; stored as dead letter');
+  }
+
+  /** Sleeps for a retry delay; stop() cuts it short. */
+  private async pause(lane: Lane, ms: number): Promise<void> {
+    await Promise.race([
+      this.sleep(ms),
+      new Promise<void>((resolve) => {
+        lane.wake = () => {
+          if (this.stopped) resolve();
+        };
+      }),
+    ]);
+    lane.wake = undefined;
+  }
+}

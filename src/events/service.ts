@@ -1,0 +1,56 @@
+/** Dead letters as the API sees them: listing and manual redelivery. */
+import type { Clock } from '../clock.js';
+import { errors } from '../errors.js';
+import type { InstanceService } from '../instances/service.js';
+import type { EventType } from '../network/port.js';
+import type { DeadLetter, DeadLetterStore } from './dead-letters.js';
+import type { WebhookSink } from './sinks/webhook.js';
+
+export function deadLetterView(letter: DeadLetter) {
+  return {
+    id: letter.id,
+    eventId: letter.eventId,
+    event: letter.event,
+    attempts: letter.attempts,
+    lastStatus: letter.lastStatus,
+    lastError: letter.lastError,
+    firstAttemptAt: new Date(letter.firstAttemptAt).toISOString(),
+    lastAttemptAt: new Date(letter.lastAttemptAt).toISOString(),
+    createdAt: new Date(letter.createdAt).toISOString(),
+    payload: JSON.parse(letter.body) as unknown,
+  };
+}
+
+export class DeadLetterService {
+  constructor(
+    private readonly store: DeadLetterStore,
+    private readonly instances: InstanceService,
+    private readonly webhook: WebhookSink,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(instanceId: string, offset: number, limit: number) {
+    await this.instances.get(instanceId);
+    const { items, total } = await this.store.list(instanceId, offset, limit);
+    return { items: items.map(deadLetterView), total, offset, limit };
+  }
+
+  /**
+   * Sends a dead letter once more to the instance's current webhook URL. Delivered: the dead letter
+   * is removed. Failed: it stays, with its attempt count and last error updated.
+   */
+  async retry(id: string) {
+    const letter = await this.store.get(id);
+    if (!letter) throw errors.notFound('dead letter');
+    const instance = await this.instances.get(letter.instanceId);
+    const result = await this.webhook.post({ body: letter.body, eventId: letter.eventId, type: letter.event as EventType }, instance);
+    const attempts = letter.attempts + 1;
+    if (result.ok) {
+      await this.store.remove(id);
+      return { id, delivered: true, status: result.status, attempts };
+    }
+    const error = result.error ?? 'delivery failed';
+    await this.store.recordRetryFailure(id, attempts, this.clock.now(), result.status, error);
+    return { id, delivered: false, status: result.status, attempts, error };
+  }
+}

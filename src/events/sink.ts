@@ -1,0 +1,47 @@
+/** What the event road delivers to. Durable sinks get every event at least once, in order per instance. */
+import type { Instance } from '../instances/service.js';
+import type { OutboxEntry } from './envelope.js';
+
+export class DeliveryError extends Error {
+  constructor(
+    message: string,
+    /** HTTP status of the receiver's answer, when there was one. */
+    readonly status: number | null = null,
+  ) {
+    super(message);
+    this.name = 'DeliveryError';
+  }
+}
+
+export interface RetryPolicy {
+  /** Attempts before the event becomes a dead letter; null retries for ever (brokers: nothing is dropped). */
+  maxAttempts: number | null;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export interface DurableSink {
+  /** Stable name, stored with each pending delivery (`webhook`, `amqp`, `redis`, `nats`, `mqtt`). */
+  readonly name: string;
+  readonly retry: RetryPolicy;
+  /** Decided when the event is stored: does this sink deliver this instance's events at all? */
+  wants(instance: Instance): boolean;
+  /** Delivers one event; resolves only once the receiver has acknowledged it. Throws DeliveryError. */
+  deliver(entry: OutboxEntry, instance: Instance): Promise<void>;
+  /** Connection state for health reporting. */
+  health?(): { up: boolean; detail?: string };
+  close?(): Promise<void>;
+}
+
+/** A best-effort sink fed right after the event is stored (WebSocket clients, cross-process fan-out). */
+export interface LiveSink {
+  readonly name: string;
+  push(entry: OutboxEntry): void;
+  close?(): Promise<void>;
+}
+
+/** Exponential backoff with full jitter, capped. attempt starts at 1. */
+export function backoffDelay(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+}

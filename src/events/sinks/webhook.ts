@@ -1,0 +1,80 @@
+/**
+ * Webhook sink: POSTs the exact envelope bytes to the instance's webhookUrl with
+ * `X-Webhook-Signature` = lowercase hex HMAC-SHA256(body, instance's webhook secret).
+ * Any answer other than 2xx, or none within the timeout, is a failed attempt.
+ */
+import { createHmac } from 'node:crypto';
+import type { Instance } from '../../instances/service.js';
+import type { OutboxEntry } from '../envelope.js';
+import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
+
+export function signBody(body: string, secret: string): string {
+  return createHmac('sha256', secret).update(body).digest('hex');
+}
+
+export interface WebhookOptions {
+  timeoutMs: number;
+  retry: RetryPolicy;
+  userAgent: string;
+}
+
+export interface WebhookResult {
+  ok: boolean;
+  status: number | null;
+  error?: string;
+}
+
+export class WebhookSink implements DurableSink {
+  readonly name = 'webhook';
+  readonly retry: RetryPolicy;
+
+  constructor(private readonly options: WebhookOptions) {
+    this.retry = options.retry;
+  }
+
+  wants(instance: Instance): boolean {
+    return instance.webhookUrl !== null;
+  }
+
+  async deliver(entry: OutboxEntry, instance: Instance): Promise<void> {
+    const result = await this.post(entry, instance);
+    if (!result.ok) throw new DeliveryError(result.error ?? 'delivery failed', result.status);
+  }
+
+  /** One POST, no retry; used by the lanes and by the dead-letter retry route. */
+  async post(entry: Pick<OutboxEntry, 'body' | 'eventId' | 'type'>, instance: Instance): Promise<WebhookResult> {
+    if (!instance.webhookUrl) return { ok: false, status: null, error: 'instance has no webhookUrl' };
+    try {
+      const response = await fetch(instance.webhookUrl, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': this.options.userAgent,
+          'x-webhook-signature': signBody(entry.body, instance.webhookSecret),
+          'x-webhook-event': entry.type,
+          'x-webhook-event-id': entry.eventId,
+        },
+        body: entry.body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
+      // Drain the body so the connection can be reused.
+      await response.arrayBuffer().catch(() => undefined);
+      if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status };
+      return { ok: false, status: response.status, error: `receiver answered ${response.status}` };
+    } catch (error) {
+      const reason = error instanceof Error && error.name === 'TimeoutError'
+        ? `no answer within ${this.options.timeoutMs} ms`
+        : `could not reach receiver: ${describeFetchError(error)}`;
+      return { ok: false, status: null, error: reason };
+    }
+  }
+}
+
+function describeFetchError(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    return cause?.code ?? cause?.message ?? error.message;
+  }
+  return String(error);
+}

@@ -1,0 +1,93 @@
+/** Builds the Fastify app: cross-cutting plugins first, then every feature's routes under both prefixes. */
+import { randomUUID } from 'node:crypto';
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import websocket from '@fastify/websocket';
+import scalar from '@scalar/fastify-api-reference';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv, type Options as AjvOptions } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { InstanceService } from '../instances/service.js';
+import { registerAuth } from './auth.js';
+import { openApiDocument } from './openapi.js';
+import { registerErrorHandling } from './errors.js';
+import type { SlidingWindowStore } from './rate-limit.js';
+import type { RoutePlugin } from './types.js';
+import { API_PREFIX, registerVersioning } from './versioning.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+export interface AppOptions {
+  config: Config;
+  clock: Clock;
+  adminKey: string;
+  instances: InstanceService;
+  rateLimitStore: SlidingWindowStore;
+  /** Feature routes, registered under /api/v1 and again unprefixed (deprecated). */
+  routes: RoutePlugin[];
+  /** Routes registered once, outside the versioned tree (e.g. /metrics). */
+  rootRoutes?: RoutePlugin[];
+  logger: FastifyBaseLogger;
+}
+
+function validators() {
+  const base: AjvOptions = { allErrors: false, useDefaults: true, strict: false };
+  // Bodies are validated strictly (a number is not a string); query, params and headers are text
+  // on the wire, so scalar coercion is allowed there.
+  const body = addFormats(new Ajv({ ...base, coerceTypes: false, removeAdditional: false }));
+  const text = addFormats(new Ajv({ ...base, coerceTypes: 'array', removeAdditional: false }));
+  return { body, text };
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config, clock } = options;
+  const app = Fastify({
+    loggerInstance: options.logger,
+    disableRequestLogging: options.logger.level === 'silent',
+    bodyLimit: config.bodyLimitBytes,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && UUID.test(incoming) ? incoming : randomUUID();
+    },
+    trustProxy: false,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const { body, text } = validators();
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema));
+
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('X-Request-ID', request.id);
+  });
+
+  registerErrorHandling(app);
+  registerVersioning(app, clock);
+  await app.register(cors, { origin: config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',').map((o) => o.trim()) });
+  await app.register(swagger, { openapi: openApiDocument() });
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  registerAuth(app, {
+    adminKey: options.adminKey,
+    instances: options.instances,
+    limits: config.rateLimit,
+    store: options.rateLimitStore,
+    clock,
+  });
+
+  for (const plugin of options.rootRoutes ?? []) await app.register(plugin);
+  for (const prefix of [API_PREFIX, '']) {
+    await app.register(
+      async (scope) => {
+        for (const plugin of options.routes) await scope.register(plugin);
+      },
+      { prefix },
+    );
+  }
+
+  app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  await app.register(scalar, { routePrefix: '/docs', configuration: { url: `${API_PREFIX}/openapi.json` } });
+  return app;
+}

@@ -1,0 +1,86 @@
+/**
+ * Sliding-window rate limits per client IP and per API key. The window is an exact log of request
+ * times: in memory by default, in a Redis sorted set (one Lua script, so several gateway processes
+ * share one limit) when KV_STORE_URL is set. Both libraries we looked at ship fixed windows only.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+export interface LimitDecision {
+  allowed: boolean;
+  remaining: number;
+  /** Seconds until one more request would be allowed (0 when allowed). */
+  retryAfter: number;
+}
+
+export interface SlidingWindowStore {
+  hit(key: string, limit: number, windowMs: number, now: number): Promise<LimitDecision>;
+}
+
+function retryAfterSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
+}
+
+export class MemoryWindowStore implements SlidingWindowStore {
+  private readonly logs = new Map<string, number[]>();
+  private lastSweep = 0;
+
+  hit(key: string, limit: number, windowMs: number, now: number): Promise<LimitDecision> {
+    this.sweep(windowMs, now);
+    let log = this.logs.get(key);
+    if (!log) {
+      log = [];
+      this.logs.set(key, log);
+    }
+    const cutoff = now - windowMs;
+    let expired = 0;
+    while (expired < log.length && log[expired]! <= cutoff) expired++;
+    if (expired > 0) log.splice(0, expired);
+    if (log.length < limit) {
+      log.push(now);
+      return Promise.resolve({ allowed: true, remaining: limit - log.length, retryAfter: 0 });
+    }
+    return Promise.resolve({ allowed: false, remaining: 0, retryAfter: retryAfterSeconds(log[0]! + windowMs - now) });
+  }
+
+  /** Drops idle keys once per window so memory follows the active clients only. */
+  private sweep(windowMs: number, now: number): void {
+    if (now - this.lastSweep < windowMs) return;
+    this.lastSweep = now;
+    for (const [key, log] of this.logs) {
+      if (log.length === 0 || log[log.length - 1]! <= now - windowMs) this.logs.delete(key);
+    }
+  }
+}
+
+const SLIDING_WINDOW_SCRIPT = `
+local key = KEYS[1]
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+local count = redis.call('ZCARD', key)
+if count < limit then
+  redis.call('ZADD', key, now, ARGV[4])
+  redis.call('PEXPIRE', key, window)
+  return {1, limit - count - 1, 0}
+end
+local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+return {0, 0, tonumber(oldest[2]) + window - now}
+`;
+
+export class RedisWindowStore implements SlidingWindowStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix = 'waygate:ratelimit:',
+  ) {
+    redis.defineCommand('waygateSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_SCRIPT });
+  }
+
+  async hit(key: string, limit: number, windowMs: number, now: number): Promise<LimitDecision> {
+    const run = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<[number, number, number]>>)
+      .waygateSlidingWindow!;
+    const [allowed, remaining, waitMs] = await run.call(this.redis, this.prefix + key, now, windowMs, limit, `${now}-${randomUUID()}`);
+    return { allowed: allowed === 1, remaining, retryAfter: allowed === 1 ? 0 : retryAfterSeconds(waitMs) };
+  }
+}

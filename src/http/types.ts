@@ -1,0 +1,24 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { Instance } from '../instances/service.js';
+
+/** Who may call a route: nobody special, the admin key, or an instance token. */
+export type AccessLevel = 'none' | 'admin' | 'instance';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: AccessLevel;
+  }
+  interface FastifyRequest {
+    /** Set by the auth hook on instance routes. */
+    instance?: Instance;
+    isAdmin?: boolean;
+  }
+}
+
+export type RoutePlugin = FastifyPluginAsyncTypebox;
+
+/** The instance of an instance-token route (the auth hook guarantees it). */
+export function callerInstance(request: { instance?: Instance }): Instance {
+  if (!request.instance) throw new Error('instance route without instance auth');
+  return request.instance;
+}

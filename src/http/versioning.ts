@@ -1,0 +1,37 @@
+/**
+ * Every route answers under /api/v1 and, deprecated, without the prefix. Unprefixed answers carry
+ * `Deprecation: true` and `Sunset: 2027-01-01`; from that day on they answer 410.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../clock.js';
+import { errors } from '../errors.js';
+
+export const API_PREFIX = '/api/v1';
+export const SUNSET_DATE = '2027-01-01';
+const SUNSET_AT = Date.parse(`${SUNSET_DATE}T00:00:00Z`);
+
+/** Routes that exist once, outside versioning (docs, metrics). */
+export const UNVERSIONED = new Set(['/docs', '/metrics', `${API_PREFIX}/openapi.json`]);
+
+export function isDeprecatedPath(routeUrl: string): boolean {
+  if (routeUrl.startsWith(`${API_PREFIX}/`) || routeUrl === API_PREFIX) return false;
+  if (UNVERSIONED.has(routeUrl) || routeUrl.startsWith('/docs')) return false;
+  return true;
+}
+
+export function registerVersioning(app: FastifyInstance, clock: Clock): void {
+  // Unprefixed duplicates are kept out of the OpenAPI document.
+  app.addHook('onRoute', (route) => {
+    if (isDeprecatedPath(route.url ?? route.path)) {
+      route.schema = { ...(route.schema ?? {}), hide: true };
+    }
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    const url = request.routeOptions.url;
+    if (url === undefined || !isDeprecatedPath(url)) return;
+    if (clock.now() >= SUNSET_AT) throw errors.sunset();
+    void reply.header('Deprecation', 'true');
+    void reply.header('Sunset', SUNSET_DATE);
+    void reply.header('Link', `<${API_PREFIX}${request.url}>; rel="successor-version"`);
+  });
+}

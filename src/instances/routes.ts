@@ -1,0 +1,188 @@
+/** /instance routes: lifecycle (admin), status, webhook settings, tokens, and connecting to the network. */
+import { Type } from 'typebox';
+import { ADMIN, errorResponses, INSTANCE, InstanceIdParams, Page, PagingQuery } from '../http/schemas.js';
+import { callerInstance, type RoutePlugin } from '../http/types.js';
+import type { SessionRegistry } from '../network/sessions.js';
+import { errors } from '../errors.js';
+import * as S from './schema.js';
+import { publicInstance, type InstanceService } from './service.js';
+
+const tags = ['instance'];
+const admin = { access: 'admin' as const };
+const instance = { access: 'instance' as const };
+
+export function instanceRoutes(instances: InstanceService, sessions: SessionRegistry): RoutePlugin {
+  return async (app) => {
+    app.post('/instance/create', {
+      config: admin,
+      schema: {
+        tags, security: ADMIN, summary: 'Create an instance',
+        description: 'Creates an instance with status `created`. The reply carries the instance `token` and the `webhookSecret`: both are shown only here (only a SHA-256 of the token is stored). When `webhookSecret` is omitted a random one is generated. 409 when the name is taken.',
+        body: S.CreateBody, response: { 201: S.CreateReply, ...errorResponses(401, 403, 409) },
+      },
+    }, async (request, reply) => {
+      const { instance: created, token } = await instances.create(request.body);
+      return reply.status(201).send({
+        instanceId: created.id,
+        instanceName: created.name,
+        token,
+        webhookUrl: created.webhookUrl,
+        webhookSecret: created.webhookSecret,
+        webhookEvents: created.webhookEvents,
+        network: created.network,
+        status: 'created' as const,
+      });
+    });
+
+    app.get('/instance/all', {
+      config: admin,
+      schema: {
+        tags, security: ADMIN, summary: 'List instances',
+        description: 'Every instance, oldest first, paged with `offset`/`limit`. Tokens and webhook secrets are never listed.',
+        querystring: PagingQuery, response: { 200: Page(S.InstanceView), ...errorResponses(401, 403) },
+      },
+    }, async (request) => {
+      const { offset, limit } = request.query;
+      const { items, total } = await instances.list(offset, limit);
+      return { items: items.map(publicInstance), total, offset, limit };
+    });
+
+    app.delete('/instance/delete/:instance_id', {
+      config: admin,
+      schema: {
+        tags, security: ADMIN, summary: 'Delete an instance',
+        description: 'Closes the session (without logging the phone out) and deletes the instance with everything it owns: tokens, stored events not yet delivered, dead letters and network credentials. Irreversible. 404 for an unknown id.',
+        params: InstanceIdParams, response: { 200: Type.Object({ deleted: Type.Literal(true), instanceId: Type.String() }), ...errorResponses(401, 403, 404) },
+      },
+    }, async (request) => {
+      await instances.delete(request.params.instance_id);
+      return { deleted: true as const, instanceId: request.params.instance_id };
+    });
+
+    app.get('/instance/status', {
+      config: instance,
+      schema: {
+        tags, security: INSTANCE, summary: 'Connection status of the calling instance',
+        response: { 200: S.StatusReply, ...errorResponses(401, 403) },
+      },
+    }, async (request) => {
+      const current = await instances.get(callerInstance(request).id);
+      return {
+        instanceId: current.id,
+        instanceName: current.name,
+        status: current.status,
+        ...(current.number !== null ? { number: current.number } : {}),
+      };
+    });
+
+    app.post('/instance/rotate-token/:instance_id', {
+      config: admin,
+      schema: {
+        tags, security: ADMIN, summary: 'Rotate an instance token',
+        description: 'Issues a new primary token. The old one keeps working until `oldTokenValidUntil` (now + TOKEN_GRACE_SECONDS, default 86400 s = 24 h); after that it gets 401 `token expired, please use the new token`.',
+        params: InstanceIdParams, response: { 200: S.RotateReply, ...errorResponses(401, 403, 404) },
+      },
+    }, async (request) => instances.rotateToken(request.params.instance_id));
+
+    app.get('/instance/webhook', {
+      config: instance,
+      schema: {
+        tags, security: INSTANCE, summary: 'Webhook settings of the calling instance',
+        response: { 200: S.WebhookReply, ...errorResponses(401, 403) },
+      },
+    }, async (request) => {
+      const current = await instances.get(callerInstance(request).id);
+      return { webhookUrl: current.webhookUrl, webhookEvents: current.webhookEvents, secretSet: true };
+    });
+
+    app.post('/instance/webhook', {
+      config: instance,
+      schema: {
+        tags, security: INSTANCE, summary: 'Change webhook settings',
+        description: 'Changes any of `webhookUrl` (null stops webhook delivery), `webhookEvents` (the event filter for every channel) and `webhookSecret` (replaces the signing secret; it cannot be read back). Events already recorded keep their delivery; new ones follow the new settings.',
+        body: S.WebhookBody, response: { 200: S.WebhookReply, ...errorResponses(401, 403) },
+      },
+    }, async (request) => {
+      const updated = await instances.updateWebhook(callerInstance(request).id, request.body);
+      return { webhookUrl: updated.webhookUrl, webhookEvents: updated.webhookEvents, secretSet: true };
+    });
+
+    app.post('/instance/connect', {
+      config: instance,
+      schema: {
+        tags, security: INSTANCE, summary: 'Start connecting to the network',
+        description: 'Starts the connection. A linked instance reconnects without a QR; otherwise pairing starts: status `QRCODE`, a QRCODE event now and a new one every ~20 s, giving up after a few (CONNECTION `DISCONNECTED`, reason `qr_attempts_exhausted`). Idempotent while pairing or connected.',
+        response: { 200: S.ConnectReply, ...errorResponses(401, 403, 503) },
+      },
+    }, async (request) => {
+      const caller = await instances.get(callerInstance(request).id);
+      const session = sessions.session(caller);
+      await session.connect();
+      const after = await instances.get(caller.id);
+      const qr = session.currentQr();
+      return { status: after.status, ...(qr ? { qrcode: qr.qrcode } : {}) };
+    });
+
+    app.get('/instance/qr', {
+      config: instance,
+      schema: {
+        tags, security: INSTANCE, summary: 'Current QR code',
+        description: 'The QR currently offered for scanning. 409 when the instance is connected; 404 when no QR is shown (call POST /instance/connect first, or the QR attempts ran out).',
+        response: { 200: S.QrReply, ...errorResponses(401, 403, 404, 409) },
+      },
+    }, async (request) => {
+      const caller = await instances.get(callerInstance(request).id);
+      if (caller.status === 'CONNECTED') throw errors.conflict('instance is already connected');
+      const qr = sessions.has(caller.id) ? sessions.session(caller).currentQr() : undefined;
+      if (!qr) throw errors.notFound('QR code (call POST /instance/connect first)');
+      return {
+        qrcode: qr.qrcode,
+        base64: qr.qrcode.slice(qr.qrcode.indexOf(',') + 1),
+        code: qr.code,
+        attempt: qr.attempt,
+        expiresAt: new Date(qr.expiresAt).toISOString(),
+      };
+    });
+
+    app.post('/instance/pair', {
+      config: instance,
+      schema: {
+        tags, security: INSTANCE, summary: 'Request an 8-digit pairing code',
+        description: 'Alternative to the QR: the phone with `number` enters the returned code. Starts connecting if needed. 409 when already connected.',
+        body: S.PairBody, response: { 200: S.PairReply, ...errorResponses(401, 403, 409, 503) },
+      },
+    }, async (request) => {
+      const caller = await instances.get(callerInstance(request).id);
+      const pairingCode = await sessions.session(caller).requestPairingCode(request.body.number);
+      return { pairingCode, number: request.body.number };
+    });
+
+    app.post('/instance/logout', {
+      config: instance,
+      schema: {
+        tags, security: INSTANCE, summary: 'Log out',
+        description: 'Unlinks the device from the phone and discards the credentials: status `LOGGED_OUT`; connect again to pair anew.',
+        response: { 200: S.StatusReply, ...errorResponses(401, 403, 503) },
+      },
+    }, async (request) => {
+      const caller = await instances.get(callerInstance(request).id);
+      await sessions.session(caller).logout();
+      const after = await instances.get(caller.id);
+      return { instanceId: after.id, instanceName: after.name, status: after.status };
+    });
+
+    app.post('/instance/reconnect/:instance_id', {
+      config: admin,
+      schema: {
+        tags, security: ADMIN, summary: 'Force a reconnection (admin)',
+        description: 'Drops the connection and connects again with the same credentials (CONNECTION events `DISCONNECTED` reason `reconnect_requested`, then `CONNECTING`, `CONNECTED`). An unlinked instance starts pairing instead.',
+        params: InstanceIdParams, response: { 200: S.StatusReply, ...errorResponses(401, 403, 404, 503) },
+      },
+    }, async (request) => {
+      const target = await instances.get(request.params.instance_id);
+      await sessions.session(target).reconnect();
+      const after = await instances.get(target.id);
+      return { instanceId: after.id, instanceName: after.name, status: after.status, ...(after.number ? { number: after.number } : {}) };
+    });
+  };
+}

@@ -1,0 +1,28 @@
+/** Instance tokens: 32 random bytes as base64url behind a fixed prefix; only their SHA-256 is stored. */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { randomToken } from '../clock.js';
+
+export const TOKEN_PREFIX = 'wgt_';
+/** 4-char prefix + 43 base64url chars (32 bytes). */
+export const TOKEN_LENGTH = TOKEN_PREFIX.length + 43;
+const TOKEN_SHAPE = /^wgt_[A-Za-z0-9_-]{43}$/;
+
+export function newInstanceToken(): string {
+  return TOKEN_PREFIX + randomToken(32);
+}
+
+/** True when the value could be an instance token; anything else is refused before a lookup. */
+export function isWellFormedToken(value: string): boolean {
+  return value.length === TOKEN_LENGTH && TOKEN_SHAPE.test(value);
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** Constant-time comparison for the admin key (hashing first makes the lengths equal). */
+export function sameSecret(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}

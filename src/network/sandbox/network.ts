@@ -1,0 +1,102 @@
+/**
+ * The simulated network: virtual phones (numbers), the QR references and pairing codes on offer,
+ * and which session is linked to which number. Sessions of sandbox instances live here; two of them
+ * can message each other, and virtual contacts act through the /sandbox control routes.
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import { AppError, errors } from '../../errors.js';
+import { toJid, type MessageKey } from '../port.js';
+import type { SandboxSession } from './session.js';
+
+export function newMessageId(): string {
+  return `3EB0${randomBytes(10).toString('hex').toUpperCase()}`;
+}
+
+export interface PairingCode {
+  code: string;
+  number: string;
+  session: SandboxSession;
+  expiresAt: number;
+}
+
+export class SandboxNetwork {
+  private readonly pairingCodes = new Map<string, PairingCode>();
+  /** Linked number -> its connected session. */
+  private readonly linked = new Map<string, SandboxSession>();
+  /** Display names of virtual contacts (default: the number). */
+  private readonly names = new Map<string, string>();
+
+  constructor(readonly clock: Clock) {}
+
+  newPairingCode(number: string, session: SandboxSession, ttlMs: number): string {
+    for (const [code, entry] of this.pairingCodes) if (entry.session === session) this.pairingCodes.delete(code);
+    let code: string;
+    do code = String(randomInt(0, 100_000_000)).padStart(8, '0');
+    while (this.pairingCodes.has(code));
+    this.pairingCodes.set(code, { code, number, session, expiresAt: this.clock.now() + ttlMs });
+    return code;
+  }
+
+  /** The phone `number` confirms a pairing code. */
+  async confirmPairingCode(number: string, code: string): Promise<SandboxSession> {
+    const entry = this.pairingCodes.get(code);
+    if (!entry || entry.expiresAt <= this.clock.now()) throw errors.notFound('pairing code');
+    if (entry.number !== number) {
+      throw new AppError('pairing_number_mismatch', 409, `pairing code was requested for number ${entry.number}, not ${number}`);
+    }
+    this.pairingCodes.delete(code);
+    await entry.session.completePairing(number);
+    return entry.session;
+  }
+
+  /** Sessions ask before linking: one number can be linked to one sandbox instance at a time. */
+  claimNumber(number: string, session: SandboxSession): void {
+    const holder = this.linked.get(number);
+    if (holder && holder !== session) {
+      throw new AppError('number_in_use', 409, `number ${number} is already linked to sandbox instance ${holder.instanceName}`);
+    }
+    this.linked.set(number, session);
+  }
+
+  releaseNumber(number: string, session: SandboxSession): void {
+    if (this.linked.get(number) === session) this.linked.delete(number);
+    for (const [code, entry] of this.pairingCodes) if (entry.session === session) this.pairingCodes.delete(code);
+  }
+
+  sessionOf(number: string): SandboxSession | undefined {
+    return this.linked.get(number);
+  }
+
+  /** The connected sandbox instance that owns `number`, or a 404 naming it. */
+  connectedSession(number: string): SandboxSession {
+    const session = this.linked.get(number);
+    if (!session || !session.isConnected()) {
+      throw new AppError('sandbox_number_unknown', 404, `no connected sandbox instance has number ${number}`);
+    }
+    return session;
+  }
+
+  setName(number: string, name: string): void {
+    this.names.set(number, name);
+  }
+
+  nameOf(number: string): string {
+    return this.linked.get(number)?.instanceName ?? this.names.get(number) ?? number;
+  }
+
+  /** Delivers a text from any sender (virtual contact or instance) to a linked instance, if any. */
+  async deliverText(from: string, to: string, text: string, id = newMessageId()): Promise<{ key: MessageKey; messageTimestamp: number } | undefined> {
+    const target = this.linked.get(to);
+    const messageTimestamp = Math.floor(this.clock.now() / 1000);
+    const key = { remoteJid: toJid(from), fromMe: false, id };
+    if (!target || !target.isConnected()) return undefined;
+    await target.receive({
+      key,
+      pushName: this.nameOf(from),
+      message: { conversation: text },
+      messageTimestamp,
+    });
+    return { key, messageTimestamp };
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * One sandbox instance's session: the pairing flow (QR codes that expire, pairing codes), the
+ * connection (drops and automatic reconnects), and sending/receiving through the SandboxNetwork.
+ */
+import { randomBytes } from 'node:crypto';
+import QRCode from 'qrcode';
+import { errors } from '../../errors.js';
+import {
+  toJid,
+  type ConnectionData,
+  type InstanceStatus,
+  type OutgoingMessage,
+  type QrSnapshot,
+  type SentMessage,
+  type Session,
+  type SessionHost,
+} from '../port.js';
+import { newMessageId, type SandboxNetwork } from './network.js';
+
+export interface SandboxTiming {
+  qrIntervalMs: number;
+  qrMaxAttempts: number;
+  reconnectDelayMs: number;
+}
+
+export interface IncomingMessage {
+  key: { remoteJid: string; fromMe: boolean; id: string };
+  pushName: string;
+  message: Record<string, unknown>;
+  messageTimestamp: number;
+}
+
+const PAIRING_CODE_TTL_MS = 180_000;
+
+export class SandboxSession implements Session {
+  private status: InstanceStatus;
+  private number: string | null;
+  private qr: QrSnapshot | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly host: SessionHost,
+    private readonly network: SandboxNetwork,
+    private readonly timing: SandboxTiming,
+  ) {
+    this.status = host.status;
+    this.number = host.number;
+  }
+
+  get instanceName(): string {
+    return this.host.instanceName;
+  }
+
+  get instanceId(): string {
+    return this.host.instanceId;
+  }
+
+  isConnected(): boolean {
+    return this.status === 'CONNECTED';
+  }
+
+  currentNumber(): string | null {
+    return this.number;
+  }
+
+  async connect(): Promise<void> {
+    this.closed = false;
+    if (this.status === 'CONNECTED' && this.number !== null) {
+      // Resumed after a restart: the link is still there, nothing changed, so nothing to report.
+      this.network.claimNumber(this.number, this);
+      return;
+    }
+    if (this.number !== null && this.status !== 'LOGGED_OUT') {
+      // A linked session (restart or reconnect) comes back without a new QR.
+      this.network.claimNumber(this.number, this);
+      const previous = this.status;
+      this.status = 'CONNECTED';
+      if (previous !== 'CONNECTED') await this.setStatus('CONNECTED', 'reconnected');
+      return;
+    }
+    if (this.status === 'QRCODE') return;
+    await this.setStatus('CONNECTING');
+    await this.showQr(1);
+  }
+
+  currentQr(): QrSnapshot | undefined {
+    return this.status === 'QRCODE' ? this.qr : undefined;
+  }
+
+  async requestPairingCode(number: string): Promise<string> {
+    if (this.status === 'CONNECTED') throw errors.conflict('instance is already connected');
+    if (this.status !== 'QRCODE' && this.status !== 'CONNECTING') await this.connect();
+    return this.network.newPairingCode(number, this, PAIRING_CODE_TTL_MS);
+  }
+
+  /** The phone with `number` scanned the current QR. */
+  async scan(number: string): Promise<void> {
+    if (this.status !== 'QRCODE' || !this.qr) {
+      throw errors.conflict(`instance has no QR code to scan (status ${this.status}); call POST /instance/connect first`);
+    }
+    await this.completePairing(number);
+  }
+
+  async completePairing(number: string): Promise<void> {
+    this.network.claimNumber(number, this);
+    this.clearTimer();
+    this.qr = undefined;
+    this.number = number;
+    this.status = 'CONNECTED';
+    await this.setStatus('CONNECTED', 'paired');
+  }
+
+  async reconnect(): Promise<void> {
+    if (this.number === null || this.status === 'LOGGED_OUT') {
+      await this.connect();
+      return;
+    }
+    await this.dropConnection('reconnect_requested');
+  }
+
+  /** The connection is lost; the session reconnects by itself after the configured delay. */
+  async dropConnection(reason = 'connection_lost'): Promise<void> {
+    if (this.status !== 'CONNECTED') throw errors.conflict(`instance is not connected (status ${this.status})`);
+    this.status = 'DISCONNECTED';
+    await this.setStatus('DISCONNECTED', reason);
+    this.clearTimer();
+    this.timer = setTimeout(() => void this.reconnectNow(), this.timing.reconnectDelayMs);
+    this.timer.unref();
+  }
+
+  async logout(reason = 'logged_out'): Promise<void> {
+    this.clearTimer();
+    this.qr = undefined;
+    if (this.number !== null) this.network.releaseNumber(this.number, this);
+    this.number = null;
+    this.status = 'LOGGED_OUT';
+    await this.setStatus('LOGGED_OUT', reason);
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    this.clearTimer();
+    if (this.number !== null) this.network.releaseNumber(this.number, this);
+    return Promise.resolve();
+  }
+
+  async send(message: OutgoingMessage): Promise<SentMessage> {
+    if (this.status !== 'CONNECTED' || this.number === null) throw errors.notConnected(this.status);
+    switch (message.kind) {
+      case 'text': {
+        const id = newMessageId();
+        const content = { conversation: message.text };
+        const messageTimestamp = Math.floor(this.network.clock.now() / 1000);
+        const key = { remoteJid: toJid(message.to), fromMe: true, id };
+        await this.host.emit({ type: 'SEND_MESSAGE', data: { key, message: content, messageTimestamp, status: 'SENT' } });
+        await this.network.deliverText(this.number, message.to, message.text, id);
+        return { key, message: content, messageTimestamp, status: 'SENT' };
+      }
+    }
+  }
+
+  /** A message from the network arrives at this instance. */
+  async receive(incoming: IncomingMessage): Promise<void> {
+    await this.host.emit({ type: 'MESSAGE', data: { ...incoming } });
+  }
+
+  /** Emits any other event on behalf of the network (receipts, presence, calls). */
+  async notify(type: 'READ_RECEIPT' | 'PRESENCE' | 'CHAT_PRESENCE' | 'CALL', data: Record<string, unknown>): Promise<void> {
+    await this.host.emit({ type, data });
+  }
+
+  private async reconnectNow(): Promise<void> {
+    if (this.closed || this.status !== 'DISCONNECTED' || this.number === null) return;
+    await this.setStatus('CONNECTING', 'reconnecting');
+    this.status = 'CONNECTED';
+    await this.setStatus('CONNECTED', 'reconnected');
+  }
+
+  private async showQr(attempt: number): Promise<void> {
+    if (this.closed) return;
+    if (attempt > this.timing.qrMaxAttempts) {
+      this.qr = undefined;
+      this.status = 'DISCONNECTED';
+      await this.setStatus('DISCONNECTED', 'qr_attempts_exhausted');
+      return;
+    }
+    const code = `waygate-sandbox:${this.host.instanceId}:${randomBytes(12).toString('base64url')}`;
+    const qrcode = await QRCode.toDataURL(code, { errorCorrectionLevel: 'M', margin: 2, width: 264 });
+    if (this.closed || (this.status !== 'CONNECTING' && this.status !== 'QRCODE')) return;
+    this.qr = { qrcode, code, attempt, expiresAt: this.network.clock.now() + this.timing.qrIntervalMs };
+    this.status = 'QRCODE';
+    await this.host.emit({ type: 'CONNECTION', data: { status: 'QRCODE' } });
+    await this.host.emit({ type: 'QRCODE', data: { qrcode, code, attempt } });
+    this.clearTimer();
+    this.timer = setTimeout(() => void this.showQr(attempt + 1), this.timing.qrIntervalMs);
+    this.timer.unref();
+  }
+
+  private async setStatus(status: InstanceStatus, reason?: string): Promise<void> {
+    this.status = status;
+    const data: ConnectionData = { status };
+    if (this.number !== null && status !== 'LOGGED_OUT') data.number = this.number;
+    if (reason) data.reason = reason;
+    await this.host.emit({ type: 'CONNECTION', data: { ...data } });
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}

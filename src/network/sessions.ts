@@ -1,0 +1,124 @@
+/**
+ * One live Session per instance, opened on demand from the instance's network driver. The registry
+ * is the SessionHost drivers talk back to: it keeps the stored status in step with CONNECTION events
+ * and puts every event on the bus, in the order each instance emitted them.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { AppError, errors } from '../errors.js';
+import type { EventBus } from '../events/bus.js';
+import type { Instance, InstanceService } from '../instances/service.js';
+import type { CanonicalEvent, ConnectionData, NetworkDriver, NetworkName, Session, SessionHost } from './port.js';
+
+interface Entry {
+  session: Session;
+  /** Serialises this instance's events so they are stored in emission order. */
+  tail: Promise<void>;
+}
+
+export class SessionRegistry {
+  private readonly entries = new Map<string, Entry>();
+  private readonly drivers: Map<NetworkName, NetworkDriver>;
+
+  constructor(
+    drivers: NetworkDriver[],
+    private readonly instances: InstanceService,
+    private readonly bus: EventBus,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    this.drivers = new Map(drivers.map((driver) => [driver.network, driver]));
+  }
+
+  driver(network: NetworkName): NetworkDriver {
+    const driver = this.drivers.get(network);
+    if (!driver) {
+      throw new AppError(
+        'network_unavailable',
+        503,
+        `the ${network} network driver is not available in this gateway; use a sandbox instance or enable the driver`,
+      );
+    }
+    return driver;
+  }
+
+  /** The instance's session, opened on first use. */
+  session(instance: Instance): Session {
+    const existing = this.entries.get(instance.id);
+    if (existing) return existing.session;
+    const driver = this.driver(instance.network);
+    const entry: Entry = { session: undefined as unknown as Session, tail: Promise.resolve() };
+    const host: SessionHost = {
+      instanceId: instance.id,
+      instanceName: instance.name,
+      status: instance.status,
+      number: instance.number,
+      emit: (event) => this.record(instance.id, entry, event),
+    };
+    entry.session = driver.open(host);
+    this.entries.set(instance.id, entry);
+    return entry.session;
+  }
+
+  has(instanceId: string): boolean {
+    return this.entries.has(instanceId);
+  }
+
+  /** A session that must be connected for the operation (sends and most others). */
+  async connected(instance: Instance): Promise<Session> {
+    const current = await this.instances.get(instance.id);
+    if (current.status !== 'CONNECTED') throw errors.notConnected(current.status);
+    return this.session(current);
+  }
+
+  /** Reopens the sessions that were connected before the gateway stopped. */
+  async resumeAll(): Promise<number> {
+    let resumed = 0;
+    for (const network of this.drivers.keys()) {
+      const list = await this.instances.listByStatus(network, ['CONNECTED', 'CONNECTING', 'DISCONNECTED']);
+      for (const instance of list) {
+        if (instance.number === null) continue;
+        try {
+          await this.session(instance).connect();
+          resumed += 1;
+        } catch (error) {
+          this.log.warn({ err: error, instanceId: instance.id }, 'could not resume session');
+        }
+      }
+    }
+    return resumed;
+  }
+
+  async instanceDeleted(id: string): Promise<void> {
+    const entry = this.entries.get(id);
+    this.entries.delete(id);
+    if (entry) {
+      await entry.session.close();
+      await entry.tail;
+    }
+    const instance = await this.instances.find(id);
+    if (instance) await this.drivers.get(instance.network)?.forget?.(id);
+  }
+
+  async stop(): Promise<void> {
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.all(all.map((entry) => entry.session.close().catch(() => undefined)));
+    await Promise.all(all.map((entry) => entry.tail));
+    for (const driver of this.drivers.values()) await driver.stop();
+  }
+
+  private record(instanceId: string, entry: Entry, event: CanonicalEvent): Promise<void> {
+    const run = async () => {
+      if (event.type === 'CONNECTION') {
+        const data = event.data as unknown as ConnectionData;
+        const number = data.status === 'LOGGED_OUT' ? null : data.number;
+        await this.instances.setConnectionState(instanceId, data.status, number);
+      }
+      await this.bus.publish(instanceId, event);
+    };
+    const next = entry.tail.then(run, run);
+    entry.tail = next.catch((error: unknown) => {
+      this.log.error({ err: error, instanceId, event: event.type }, 'could not record event');
+    });
+    return next;
+  }
+}

@@ -1,0 +1,73 @@
+/** Opens the database named by DATABASE_URL (SQLite file or PostgreSQL) and applies migrations. */
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+import { migrateToLatest } from './migrations.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Storage {
+  db: Kysely<Database>;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+// PostgreSQL returns int8 and numeric as strings; our bigints are millisecond times and sequence
+// numbers, far below 2^53, so they are read as numbers for this pool only.
+const pgTypes = {
+  getTypeParser: (oid: number, format?: 'text' | 'binary') => {
+    if (oid === 20 || oid === 1700) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+export interface OpenOptions {
+  /** PostgreSQL only: the schema to use (created when missing). Lets test runs never collide. */
+  schema?: string;
+  /** PostgreSQL pool size. */
+  poolSize?: number;
+}
+
+export async function openStorage(databaseUrl: string, options: OpenOptions = {}): Promise<Storage> {
+  let storage: Storage;
+  if (databaseUrl.startsWith('sqlite:')) {
+    const file = databaseUrl.slice('sqlite:'.length);
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    const sqlite = new SQLite(file);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('busy_timeout = 5000');
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    storage = { db, dialect: 'sqlite', close: () => db.destroy() };
+  } else {
+    const schema = options.schema;
+    if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+      throw new Error(`invalid schema name ${schema}`);
+    }
+    const pool = new pg.Pool({
+      connectionString: databaseUrl,
+      max: options.poolSize ?? 10,
+      types: pgTypes,
+      ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+    storage = { db, dialect: 'postgres', close: () => db.destroy() };
+  }
+  await migrateToLatest(storage.db, storage.dialect);
+  return storage;
+}
+
+/** Drops a PostgreSQL schema made for a test run. */
+export async function dropSchema(databaseUrl: string, schema: string): Promise<void> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    await pool.query(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await pool.end();
+  }
+}
