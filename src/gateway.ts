@@ -8,6 +8,7 @@ import { resolveAdminKey } from './admin-key.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { EventBus } from './events/bus.js';
+import { createChannels } from './events/channels.js';
 import { DeadLetterStore } from './events/dead-letters.js';
 import { OutboxDispatcher } from './events/dispatcher.js';
 import { OutboxStore } from './events/outbox.js';
@@ -75,10 +76,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     retry: { maxAttempts: config.webhook.maxAttempts, baseDelayMs: config.webhook.retryBaseMs, maxDelayMs: config.webhook.retryMaxMs },
     userAgent: `Waygate/${VERSION}`,
   });
-  const durableSinks: DurableSink[] = [webhook];
-  const hub = new WebSocketHub(config.websocket.maxBufferedBytes, config.websocket.pingIntervalMs);
-
   const log = options.logger ?? createLogger(config.logLevel);
+  const channels = createChannels(config, log);
+  const durableSinks: DurableSink[] = [webhook, ...channels.durable];
+  const hub = new WebSocketHub(config.websocket.maxBufferedBytes, config.websocket.pingIntervalMs);
 
   const dispatcher = new OutboxDispatcher({
     outbox,
@@ -91,6 +92,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   const bus = new EventBus(outbox, dispatcher, durableSinks, instances, clock, log);
   bus.addLiveSink(hub);
+  for (const sink of channels.live) bus.addLiveSink(sink);
 
   const world = new SandboxNetwork(clock);
   const sandboxDriver = new SandboxDriver(world, config.sandbox);
@@ -153,6 +155,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       await bus.settled();
       await dispatcher.stop();
       await hub.close();
+      await channels.close();
       redis?.disconnect();
       await storage.close();
     },

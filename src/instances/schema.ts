@@ -27,14 +27,12 @@ export const EventFilter = Type.Union(
     Type.Array(Type.Enum(EVENT_TYPES), { maxItems: EVENT_TYPES.length, uniqueItems: true }),
   ],
   {
-    description: '`"ALL"` or a list of event types. Applies to every channel (webhook, WebSocket, brokers); events outside it are not recorded.',
-    default: 'ALL',
+    description: '`"ALL"` (default at creation) or a list of event types. Applies to every channel (webhook, WebSocket, brokers); events outside it are not recorded.',
   },
 );
 
 export const Network = Type.Enum(NETWORKS, {
   description: '`whatsapp` (the real network, default) or `sandbox` (the built-in simulated network). Fixed at creation.',
-  default: 'whatsapp',
 });
 
 export const Status = Type.Enum(INSTANCE_STATUSES, {
