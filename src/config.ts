@@ -17,6 +17,8 @@ export interface Config {
   corsOrigin: string;
   kvStoreUrl: string | undefined;
   kvStoreGlobalEvents: boolean;
+  /** Prefix of every Redis key and channel Waygate uses, so several deployments can share one Redis. */
+  kvStorePrefix: string;
   queueBrokerUrl: string | undefined;
   lightBrokerUrl: string | undefined;
   rateLimit: { windowSeconds: number; perIp: number; perKey: number };
@@ -109,6 +111,7 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigin: text(env, 'CORS_ORIGIN') ?? '*',
     kvStoreUrl,
     kvStoreGlobalEvents: flag(env, 'KV_STORE_GLOBAL_EVENTS', false),
+    kvStorePrefix: text(env, 'KV_STORE_PREFIX') ?? 'waygate:',
     queueBrokerUrl: url(env, 'QUEUE_BROKER_URL', ['amqp', 'amqps']),
     lightBrokerUrl: url(env, 'LIGHT_BROKER_URL', ['nats', 'mqtt', 'mqtts']),
     rateLimit: {

@@ -66,7 +66,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const storage = await openStorage(config.databaseUrl, options.storage);
 
   const redis = config.kvStoreUrl ? new Redis(config.kvStoreUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : undefined;
-  const rateLimitStore: SlidingWindowStore = redis ? new RedisWindowStore(redis) : new MemoryWindowStore();
+  const rateLimitStore: SlidingWindowStore = redis ? new RedisWindowStore(redis, `${config.kvStorePrefix}ratelimit:`) : new MemoryWindowStore();
 
   const instances = new InstanceService(new InstanceRepo(storage.db), clock, config.tokenGraceSeconds);
   const outbox = new OutboxStore(storage.db);

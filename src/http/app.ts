@@ -57,6 +57,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Bodies are JSON only: a text/plain body gets 415 instead of a confusing validation error.
+  app.removeContentTypeParser('text/plain');
+
   const { body, text } = validators();
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema));
 

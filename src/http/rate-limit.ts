@@ -72,7 +72,7 @@ return {0, 0, tonumber(oldest[2]) + window - now}
 export class RedisWindowStore implements SlidingWindowStore {
   constructor(
     private readonly redis: Redis,
-    private readonly prefix = 'waygate:ratelimit:',
+    private readonly prefix: string,
   ) {
     redis.defineCommand('waygateSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_SCRIPT });
   }

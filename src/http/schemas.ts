@@ -39,7 +39,7 @@ export const PhoneNumber = Type.String({
 
 export const PagingQuery = Type.Object(
   {
-    offset: Type.Integer({ minimum: 0, default: 0, description: 'Items to skip.' }),
+    offset: Type.Integer({ minimum: 0, maximum: 2_147_483_647, default: 0, description: 'Items to skip.' }),
     limit: Type.Integer({ minimum: 1, maximum: 500, default: 100, description: 'Items per page (max 500).' }),
   },
   { additionalProperties: false },

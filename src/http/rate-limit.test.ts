@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../clock.js';
+import { createInstance, startGateway, type TestGateway } from '../../test/support/gateway.js';
+import { MemoryWindowStore } from './rate-limit.js';
+
+describe('MemoryWindowStore', () => {
+  it('slides: a request leaves the window exactly windowMs after it was made', async () => {
+    const store = new MemoryWindowStore();
+    expect((await store.hit('k', 2, 1000, 0)).allowed).toBe(true);
+    expect((await store.hit('k', 2, 1000, 500)).allowed).toBe(true);
+    const denied = await store.hit('k', 2, 1000, 900);
+    expect(denied).toEqual({ allowed: false, remaining: 0, retryAfter: 1 });
+    expect((await store.hit('k', 2, 1000, 1000)).allowed).toBe(true); // the request at 0 left
+    expect((await store.hit('k', 2, 1000, 1100)).allowed).toBe(false); // 500 and 1000 still inside
+    expect((await store.hit('other', 2, 1000, 1100)).allowed).toBe(true);
+  });
+});
+
+describe('rate limits over HTTP', () => {
+  it('limits per API key with 429, retryAfter and Retry-After (memory store)', async () => {
+    const clock = new ManualClock();
+    const gw = await startGateway({ clock, env: { RATE_LIMIT_PER_KEY: '3', RATE_LIMIT_PER_IP: '1000', RATE_LIMIT_WINDOW_SECONDS: '60' } });
+    try {
+      const a = await createInstance(gw);
+      const b = await createInstance(gw);
+      for (let i = 0; i < 3; i++) expect((await gw.api('GET', '/api/v1/instance/status', { key: a.token })).status).toBe(200);
+      const limited = await gw.api('GET', '/api/v1/instance/status', { key: a.token });
+      expect(limited.status).toBe(429);
+      expect(limited.body).toEqual({ error: 'rate limit exceeded', retryAfter: 60 });
+      expect(limited.headers.get('retry-after')).toBe('60');
+      // Another key is not affected.
+      expect((await gw.api('GET', '/api/v1/instance/status', { key: b.token })).status).toBe(200);
+      clock.advance(30_000);
+      const later = await gw.api('GET', '/api/v1/instance/status', { key: a.token });
+      expect(later.status).toBe(429);
+      expect(later.body.retryAfter).toBe(30);
+      clock.advance(30_000);
+      expect((await gw.api('GET', '/api/v1/instance/status', { key: a.token })).status).toBe(200);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('limits per client IP, also on routes without a key', async () => {
+    const clock = new ManualClock();
+    const gw = await startGateway({ clock, env: { RATE_LIMIT_PER_IP: '4', RATE_LIMIT_WINDOW_SECONDS: '10' } });
+    try {
+      for (let i = 0; i < 4; i++) expect((await gw.api('GET', '/api/v1/server/ok')).status).toBe(200);
+      const limited = await gw.api('GET', '/api/v1/server/ok');
+      expect(limited.status).toBe(429);
+      expect(limited.body).toEqual({ error: 'rate limit exceeded', retryAfter: 10 });
+      clock.advance(10_000);
+      expect((await gw.api('GET', '/api/v1/server/ok')).status).toBe(200);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  describe('shared in Redis by two gateways', () => {
+    const prefix = `wgtest:${randomBytes(4).toString('hex')}:`;
+    const clock = new ManualClock();
+    let one: TestGateway;
+    let two: TestGateway;
+    const env = {
+      KV_STORE_URL: 'redis://127.0.0.1:6379',
+      KV_STORE_PREFIX: prefix,
+      RATE_LIMIT_PER_IP: '5',
+      RATE_LIMIT_PER_KEY: '1000',
+      RATE_LIMIT_WINDOW_SECONDS: '60',
+    };
+
+    beforeAll(async () => {
+      one = await startGateway({ clock, env });
+      two = await startGateway({ clock, env });
+    });
+    afterAll(async () => {
+      await one.stop();
+      await two.stop();
+    });
+
+    it('counts requests to both processes against one limit', async () => {
+      const answers: number[] = [];
+      for (let i = 0; i < 6; i++) answers.push((await (i % 2 === 0 ? one : two).api('GET', '/api/v1/server/ok')).status);
+      expect(answers).toEqual([200, 200, 200, 200, 200, 429]);
+      const again = await one.api('GET', '/api/v1/server/ok');
+      expect(again.status).toBe(429);
+      expect(again.body.error).toBe('rate limit exceeded');
+      expect(again.body.retryAfter).toBeGreaterThan(0);
+      clock.advance(61_000);
+      expect((await two.api('GET', '/api/v1/server/ok')).status).toBe(200);
+    });
+  });
+});
