@@ -145,3 +145,23 @@ export async function waitFor<T>(check: () => T | undefined | Promise<T | undefi
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+export interface RecordedEvents {
+  all: any[];
+  of(instanceId: string, type?: string): any[];
+  /** Waits for an event of the instance (and type) matching `match`. */
+  next(instanceId: string, type: string, match?: (event: any) => boolean, timeoutMs?: number): Promise<any>;
+}
+
+/** Records every event the gateway stores (the envelope as the sinks send it). */
+export function recordEvents(gw: TestGateway): RecordedEvents {
+  const all: any[] = [];
+  gw.bus.onStored((entry) => all.push(JSON.parse(entry.body)));
+  const of = (instanceId: string, type?: string) => all.filter((e) => e.instanceId === instanceId && (!type || e.event === type));
+  return {
+    all,
+    of,
+    next: (instanceId, type, match = () => true, timeoutMs = 10_000) =>
+      waitFor(() => of(instanceId, type).find(match), timeoutMs, `${type} event of ${instanceId}`),
+  };
+}

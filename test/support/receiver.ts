@@ -7,7 +7,7 @@ export interface ReceivedRequest {
   headers: http.IncomingHttpHeaders;
   body: string;
   json: any;
-  signatureValid: boolean;
+  readonly signatureValid: boolean;
   at: number;
 }
 
@@ -16,6 +16,8 @@ export class WebhookReceiver {
   /** Status codes to answer, in order; when empty, `defaultStatus`. */
   readonly script: number[] = [];
   defaultStatus = 200;
+  /** Answer after this many milliseconds (a slow receiver). */
+  delayMs = 0;
   private server: http.Server;
 
   constructor(private secret?: string) {
@@ -25,20 +27,31 @@ export class WebhookReceiver {
       req.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8');
         const given = String(req.headers['x-webhook-signature'] ?? '');
-        let signatureValid = false;
-        if (this.secret) {
+        // Checked against the receiver's current secret when read, as a receiver would on arrival.
+        const verify = () => {
+          if (!this.secret) return false;
           const expected = createHmac('sha256', this.secret).update(body).digest('hex');
-          signatureValid = given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
-        }
+          return given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
+        };
         let json: any;
         try {
           json = JSON.parse(body);
         } catch {
           json = undefined;
         }
-        this.requests.push({ headers: req.headers, body, json, signatureValid, at: Date.now() });
+        this.requests.push({
+          headers: req.headers,
+          body,
+          json,
+          get signatureValid() {
+            return verify();
+          },
+          at: Date.now(),
+        });
         const status = this.script.length > 0 ? this.script.shift()! : this.defaultStatus;
-        res.writeHead(status, { 'content-type': 'text/plain' }).end(String(status));
+        const answer = () => res.writeHead(status, { 'content-type': 'text/plain' }).end(String(status));
+        if (this.delayMs > 0) setTimeout(answer, this.delayMs);
+        else answer();
       });
     });
   }

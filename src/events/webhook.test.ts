@@ -1,0 +1,169 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  connectedInstance,
+  createInstance,
+  startGateway,
+  uniqueNumber,
+  waitFor,
+  type TestGateway,
+} from '../../test/support/gateway.js';
+import { WebhookReceiver } from '../../test/support/receiver.js';
+
+describe('webhook delivery', () => {
+  let gw: TestGateway;
+  const receivers: WebhookReceiver[] = [];
+
+  async function receiver(): Promise<WebhookReceiver> {
+    const r = new WebhookReceiver();
+    await r.start();
+    receivers.push(r);
+    return r;
+  }
+
+  beforeAll(async () => {
+    gw = await startGateway({ env: { WEBHOOK_RETRY_BASE_MS: '5', WEBHOOK_RETRY_MAX_MS: '20', WEBHOOK_MAX_ATTEMPTS: '3', WEBHOOK_TIMEOUT_MS: '500' } });
+  });
+  afterEach(async () => {
+    await Promise.all(receivers.splice(0).map((r) => r.stop()));
+  });
+  afterAll(async () => gw.stop());
+
+  it('POSTs the envelope signed with the instance secret (constant-time check on the receiver)', async () => {
+    const hook = await receiver();
+    const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: hook.url });
+    hook.setSecret(a.webhookSecret);
+    const sent = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'signed' } });
+    const request = await waitFor(() => hook.requests.find((r) => r.json?.event === 'SEND_MESSAGE'));
+    expect(request.signatureValid).toBe(true);
+    expect(request.headers['x-webhook-signature']).toMatch(/^[0-9a-f]{64}$/);
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.headers['x-webhook-event']).toBe('SEND_MESSAGE');
+    expect(request.headers['x-webhook-event-id']).toBe(request.json.eventId);
+    expect(request.json).toMatchObject({ event: 'SEND_MESSAGE', instanceId: a.id, instanceName: a.name, data: { key: sent.body.key } });
+    // Every event of the instance went out, all signed, in order.
+    const types = hook.events().map((e) => e.event);
+    expect(types.slice(0, 3)).toEqual(['CONNECTION', 'CONNECTION', 'QRCODE']);
+    expect(hook.requests.every((r) => r.signatureValid)).toBe(true);
+  });
+
+  it('uses a replaced secret and a wrong secret fails the receiver check', async () => {
+    const hook = await receiver();
+    const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: hook.url });
+    const secret = 'a-brand-new-secret-123456';
+    await gw.api('POST', '/api/v1/instance/webhook', { key: a.token, body: { webhookSecret: secret } });
+    hook.setSecret(secret);
+    const sent = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'x' } });
+    const request = await waitFor(() => hook.requests.find((r) => r.json?.data?.key?.id === sent.body.key.id));
+    expect(request.signatureValid).toBe(true);
+    // Checked with the old secret, the new signature fails.
+    hook.setSecret(a.webhookSecret);
+    expect(request.signatureValid).toBe(false);
+  });
+
+  it('applies the event filter', async () => {
+    const hook = await receiver();
+    const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: hook.url, webhookEvents: ['SEND_MESSAGE'] });
+    const sent = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'only this' } });
+    await waitFor(() => hook.requests.find((r) => r.json?.data?.key?.id === sent.body.key.id));
+    expect(hook.events().map((e) => e.event)).toEqual(['SEND_MESSAGE']);
+  });
+
+  it('retries after a 500 and keeps the order of the instance events', async () => {
+    const hook = await receiver();
+    hook.script.push(500, 503);
+    const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: hook.url, webhookEvents: ['SEND_MESSAGE'] });
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      ids.push((await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: `m${i}` } })).body.key.id);
+    }
+    await waitFor(() => (hook.requests.filter((r) => r.json).length >= 12 ? true : undefined));
+    const statuses = hook.requests.length;
+    expect(statuses).toBe(12);
+    // The first event was answered 500, 503, then 200; the others follow it in order.
+    expect(hook.requests[0]!.json.data.key.id).toBe(ids[0]);
+    expect(hook.requests[1]!.json.eventId).toBe(hook.requests[0]!.json.eventId);
+    expect(hook.requests[2]!.json.eventId).toBe(hook.requests[0]!.json.eventId);
+    expect(hook.requests.slice(2).map((r) => r.json.data.key.id)).toEqual(ids);
+  });
+
+  it('stores a dead letter after the last attempt; lists and retries it', async () => {
+    const hook = await receiver();
+    hook.defaultStatus = 500;
+    const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: hook.url, webhookEvents: ['SEND_MESSAGE'] });
+    const sent = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'doomed' } });
+    const list = await waitFor(async () => {
+      const res = await gw.api('GET', `/api/v1/instance/webhook-dead-letters/${a.id}`, { key: gw.adminKey });
+      return res.body.items?.length === 1 ? res.body : undefined;
+    });
+    expect(hook.requests).toHaveLength(3);
+    const letter = list.items[0];
+    expect(letter).toMatchObject({ event: 'SEND_MESSAGE', attempts: 3, lastStatus: 500, lastError: 'receiver answered 500' });
+    expect(letter.payload.data.key.id).toBe(sent.body.key.id);
+    expect(letter.eventId).toBe(letter.payload.eventId);
+    expect(list.total).toBe(1);
+
+    // Still failing: the letter stays and its attempts grow.
+    const failed = await gw.api('POST', `/api/v1/instance/webhook-dead-letters/retry/${letter.id}`, { key: gw.adminKey });
+    expect(failed.status).toBe(200);
+    expect(failed.body).toMatchObject({ id: letter.id, delivered: false, status: 500, attempts: 4 });
+    const after = await gw.api('GET', `/api/v1/instance/webhook-dead-letters/${a.id}`, { key: gw.adminKey });
+    expect(after.body.items[0].attempts).toBe(4);
+
+    hook.defaultStatus = 200;
+    const delivered = await gw.api('POST', `/api/v1/instance/webhook-dead-letters/retry/${letter.id}`, { key: gw.adminKey });
+    expect(delivered.body).toMatchObject({ id: letter.id, delivered: true, status: 200, attempts: 5 });
+    const last = hook.requests[hook.requests.length - 1]!;
+    expect(last.json.eventId).toBe(letter.eventId);
+    hook.setSecret(a.webhookSecret);
+    expect(last.signatureValid).toBe(true);
+    expect((await gw.api('GET', `/api/v1/instance/webhook-dead-letters/${a.id}`, { key: gw.adminKey })).body.items).toEqual([]);
+    expect((await gw.api('POST', `/api/v1/instance/webhook-dead-letters/retry/${letter.id}`, { key: gw.adminKey })).status).toBe(404);
+    expect((await gw.api('GET', `/api/v1/instance/webhook-dead-letters/nope`, { key: gw.adminKey })).status).toBe(404);
+    expect((await gw.api('GET', `/api/v1/instance/webhook-dead-letters/${a.id}`, { key: a.token })).status).toBe(403);
+  });
+
+  it('dead-letters events when the receiver is down, and delivers them on retry once it is up', async () => {
+    const hook = await receiver();
+    const url = hook.url;
+    await hook.stop();
+    receivers.splice(receivers.indexOf(hook), 1);
+    const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: url, webhookEvents: ['SEND_MESSAGE'] });
+    await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'nobody home' } });
+    const letter = await waitFor(async () => {
+      const res = await gw.api('GET', `/api/v1/instance/webhook-dead-letters/${a.id}`, { key: gw.adminKey });
+      return res.body.items?.[0];
+    });
+    expect(letter.lastStatus).toBeNull();
+    expect(letter.lastError).toMatch(/could not reach receiver/);
+
+    const up = await receiver();
+    await gw.api('POST', '/api/v1/instance/webhook', { key: a.token, body: { webhookUrl: up.url } });
+    const res = await gw.api('POST', `/api/v1/instance/webhook-dead-letters/retry/${letter.id}`, { key: gw.adminKey });
+    expect(res.body.delivered).toBe(true);
+    expect(up.requests[0]!.json.eventId).toBe(letter.eventId);
+  });
+
+  it('does not block the request that caused the event while the receiver is slow', async () => {
+    const hook = await receiver();
+    hook.defaultStatus = 500;
+    const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: hook.url });
+    const res = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'fast' } });
+    expect(res.status).toBe(200);
+  });
+
+  it('deleting an instance removes its pending deliveries and dead letters', async () => {
+    const hook = await receiver();
+    hook.defaultStatus = 500;
+    const a = await createInstance(gw, { webhookUrl: hook.url });
+    await gw.api('POST', '/api/v1/instance/connect', { key: a.token });
+    await waitFor(async () => {
+      const res = await gw.api('GET', `/api/v1/instance/webhook-dead-letters/${a.id}`, { key: gw.adminKey });
+      return res.body.items?.length > 0 ? true : undefined;
+    });
+    await gw.api('DELETE', `/api/v1/instance/delete/${a.id}`, { key: gw.adminKey });
+    const letters = await gw.storage.db.selectFrom('dead_letters').selectAll().where('instance_id', '=', a.id).execute();
+    const pending = await gw.storage.db.selectFrom('outbox_pending').selectAll().where('instance_id', '=', a.id).execute();
+    expect(letters).toEqual([]);
+    expect(pending).toEqual([]);
+  });
+});

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { ManualClock } from '../clock.js';
+import { connectedInstance, createInstance, startGateway, uniqueNumber, waitFor, type TestGateway } from '../../test/support/gateway.js';
+
+interface Client {
+  socket: WebSocket;
+  messages: any[];
+  closed: Promise<{ code: number; reason: string }>;
+}
+
+function open(gw: TestGateway, query: string, path = '/api/v1/ws'): Client {
+  const socket = new WebSocket(`${gw.url.replace('http', 'ws')}${path}?${query}`);
+  const messages: any[] = [];
+  socket.on('message', (data: Buffer) => messages.push(JSON.parse(data.toString('utf8'))));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() }));
+    socket.on('error', () => undefined);
+  });
+  return { socket, messages, closed };
+}
+
+async function subscribed(gw: TestGateway, client: Client, instanceId: string, count = 1) {
+  await new Promise<void>((resolve, reject) => {
+    if (client.socket.readyState === WebSocket.OPEN) return resolve();
+    client.socket.once('open', () => resolve());
+    client.socket.once('error', reject);
+  });
+  await waitFor(() => (gw.hub.count(instanceId) >= count ? true : undefined), 5000, 'subscription');
+}
+
+describe('WebSocket event stream', () => {
+  let gw: TestGateway;
+  const clock = new ManualClock(Date.now());
+
+  beforeAll(async () => {
+    gw = await startGateway({ clock, env: { TOKEN_GRACE_SECONDS: '60', WS_MAX_BUFFERED_BYTES: '1024' } });
+  });
+  afterAll(async () => gw.stop());
+
+  it('pushes the event envelopes of the token owner as JSON text frames', async () => {
+    const a = await connectedInstance(gw, uniqueNumber());
+    const client = open(gw, `token=${a.token}&instanceId=${a.id}`);
+    await subscribed(gw, client, a.id);
+    const sent = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'over ws' } });
+    const event = await waitFor(() => client.messages.find((m) => m.event === 'SEND_MESSAGE'));
+    expect(event).toMatchObject({ instanceId: a.id, instanceName: a.name, data: { key: sent.body.key } });
+    expect(event.eventId).toBeTypeOf('string');
+    client.socket.close();
+  });
+
+  it('also answers on the deprecated /ws path', async () => {
+    const a = await connectedInstance(gw, uniqueNumber());
+    const client = open(gw, `token=${a.token}&instanceId=${a.id}`, '/ws');
+    await subscribed(gw, client, a.id);
+    client.socket.close();
+  });
+
+  it('refuses missing, invalid and foreign tokens with close codes and reasons', async () => {
+    const a = await createInstance(gw);
+    const b = await createInstance(gw);
+    expect(await open(gw, `instanceId=${a.id}`).closed).toEqual({ code: 4400, reason: 'token and instanceId query parameters are required' });
+    expect(await open(gw, `token=nope&instanceId=${a.id}`).closed).toEqual({ code: 4401, reason: 'invalid api key' });
+    expect(await open(gw, `token=${gw.adminKey}&instanceId=${a.id}`).closed).toEqual({ code: 4401, reason: 'invalid api key' });
+    expect(await open(gw, `token=${b.token}&instanceId=${a.id}`).closed).toEqual({ code: 4403, reason: 'token does not belong to this instanceId' });
+  });
+
+  it('accepts a rotated token during its grace period and refuses it after', async () => {
+    const a = await connectedInstance(gw, uniqueNumber());
+    const rotated = await gw.api('POST', `/api/v1/instance/rotate-token/${a.id}`, { key: gw.adminKey });
+    const old = open(gw, `token=${a.token}&instanceId=${a.id}`);
+    const fresh = open(gw, `token=${rotated.body.newToken}&instanceId=${a.id}`);
+    await subscribed(gw, old, a.id, 2);
+    await subscribed(gw, fresh, a.id, 2);
+    clock.advance(61_000);
+    expect(await open(gw, `token=${a.token}&instanceId=${a.id}`).closed).toEqual({ code: 4401, reason: 'token expired, please use the new token' });
+    old.socket.close();
+    fresh.socket.close();
+  });
+
+  it('disconnects a client that does not read (1013 client too slow) instead of buffering without bound', async () => {
+    const a = await connectedInstance(gw, uniqueNumber());
+    const client = open(gw, `token=${a.token}&instanceId=${a.id}`);
+    await subscribed(gw, client, a.id);
+    // Stop reading: the server's unsent data grows past WS_MAX_BUFFERED_BYTES.
+    (client.socket as unknown as { _socket: { pause(): void } })._socket.pause();
+    const big = 'x'.repeat(60_000);
+    for (let i = 0; i < 200 && gw.hub.count(a.id) > 0; i++) {
+      await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from: uniqueNumber(), to: a.number, text: big } });
+    }
+    expect(gw.hub.count(a.id)).toBe(0);
+    (client.socket as unknown as { _socket: { resume(): void } })._socket.resume();
+    const closed = await client.closed;
+    expect(closed.code).toBe(1013);
+  });
+
+  it('closes the streams of a deleted instance', async () => {
+    const a = await connectedInstance(gw, uniqueNumber());
+    const client = open(gw, `token=${a.token}&instanceId=${a.id}`);
+    await subscribed(gw, client, a.id);
+    await gw.api('DELETE', `/api/v1/instance/delete/${a.id}`, { key: gw.adminKey });
+    expect((await client.closed).code).toBe(4404);
+  });
+});
