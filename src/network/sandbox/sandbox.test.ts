@@ -1,4 +1,4 @@
-import jsQR from 'jsqr';
+import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,6 +11,11 @@ import {
   type RecordedEvents,
   type TestGateway,
 } from '../../../test/support/gateway.js';
+
+// jsqr is CommonJS with a typed default export; take the function whichever way the loader hands it over.
+type Decode = (data: Uint8ClampedArray, width: number, height: number) => { data: string } | null;
+const jsQR: Decode =
+  typeof jsQRModule === 'function' ? (jsQRModule as unknown as Decode) : (jsQRModule as unknown as { default: Decode }).default;
 
 function decodeQr(dataUrl: string): string | undefined {
   expect(dataUrl.startsWith('data:image/png;base64,')).toBe(true);
