@@ -47,7 +47,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, clock } = options;
   const app = Fastify({
     loggerInstance: options.logger,
-    disableRequestLogging: options.logger.level === 'silent',
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: false,
     genReqId: (req) => {

@@ -15,7 +15,7 @@ import {
 // jsqr is CommonJS with a typed default export; take the function whichever way the loader hands it over.
 type Decode = (data: Uint8ClampedArray, width: number, height: number) => { data: string } | null;
 const jsQR: Decode =
-  typeof jsQRModule === 'function' ? (jsQRModule as unknown as Decode) : (jsQRModule as unknown as { default: Decode }).default;
+  typeof jsQRModule === 'function' ? (jsQRModule) : (jsQRModule as unknown as { default: Decode }).default;
 
 function decodeQr(dataUrl: string): string | undefined {
   expect(dataUrl.startsWith('data:image/png;base64,')).toBe(true);
