@@ -13,6 +13,10 @@ export interface Config {
   /** Admin key from GLOBAL_API_KEY; undefined means "generate once and keep in the data folder". */
   globalApiKey: string | undefined;
   databaseUrl: string;
+  /** PostgreSQL only: the schema Waygate's tables live in (created when missing). */
+  databaseSchema: string | undefined;
+  /** Delivered events are kept this long in the outbox, then pruned. */
+  outboxRetentionSeconds: number;
   tokenGraceSeconds: number;
   corsOrigin: string;
   kvStoreUrl: string | undefined;
@@ -94,6 +98,11 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('DATABASE_URL', 'must start with postgres://, postgresql:// or sqlite:');
   }
 
+  const databaseSchema = text(env, 'DATABASE_SCHEMA');
+  if (databaseSchema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(databaseSchema)) {
+    throw new ConfigError('DATABASE_SCHEMA', 'must be a lowercase identifier (letters, digits, _)');
+  }
+
   const logLevel = (text(env, 'LOG_LEVEL') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
@@ -107,6 +116,8 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     globalApiKey,
     databaseUrl,
+    databaseSchema,
+    outboxRetentionSeconds: integer(env, 'OUTBOX_RETENTION_SECONDS', 3600, 0, 31_536_000),
     tokenGraceSeconds: integer(env, 'TOKEN_GRACE_SECONDS', 86_400, 0, 31_536_000),
     corsOrigin: text(env, 'CORS_ORIGIN') ?? '*',
     kvStoreUrl,

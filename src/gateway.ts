@@ -29,6 +29,7 @@ import { SandboxNetwork } from './network/sandbox/network.js';
 import { sandboxRoutes } from './network/sandbox/routes.js';
 import { SandboxService } from './network/sandbox/service.js';
 import { SessionRegistry } from './network/sessions.js';
+import { createMetricsRegistry, metricsRoutes } from './server/metrics.js';
 import { serverRoutes } from './server/routes.js';
 import { openStorage, type OpenOptions, type Storage } from './storage/db.js';
 import { VERSION } from './version.js';
@@ -63,7 +64,7 @@ export interface Gateway {
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const clock = options.clock ?? systemClock;
   const admin = resolveAdminKey(config.globalApiKey, config.dataDir);
-  const storage = await openStorage(config.databaseUrl, options.storage);
+  const storage = await openStorage(config.databaseUrl, options.storage ?? (config.databaseSchema ? { schema: config.databaseSchema } : {}));
 
   const redis = config.kvStoreUrl ? new Redis(config.kvStoreUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : undefined;
   const rateLimitStore: SlidingWindowStore = redis ? new RedisWindowStore(redis, `${config.kvStorePrefix}ratelimit:`) : new MemoryWindowStore();
@@ -104,6 +105,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const deadLetters = new DeadLetterService(deadLetterStore, instances, webhook, clock);
   const sandbox = new SandboxService(world, sessions, instances);
   const startedAt = Date.now();
+  const channelHealth = () => Object.fromEntries(durableSinks.flatMap((s) => (s.health ? [[s.name, s.health()]] : [])));
+  const metrics = createMetricsRegistry({
+    instancesByStatus: () => instances.countByStatus(),
+    pendingDeliveries: () => outbox.pendingBySink(),
+    websocketClients: () => hub.count(),
+    channels: channelHealth,
+  });
 
   const app = await buildApp({
     config,
@@ -112,11 +120,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     instances,
     rateLimitStore,
     logger: log,
+    rootRoutes: [metricsRoutes(metrics)],
     routes: [
       serverRoutes({
         version: VERSION,
         startedAt,
-        channels: () => Object.fromEntries(durableSinks.flatMap((s) => (s.health ? [[s.name, s.health()]] : []))),
+        channels: channelHealth,
       }),
       instanceRoutes(instances, sessions),
       sendRoutes(messaging),
@@ -124,6 +133,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       sandboxRoutes(sandbox),
     ],
   });
+
+  // Delivered events leave the outbox after OUTBOX_RETENTION_SECONDS.
+  const pruner = setInterval(() => {
+    outbox.prune(clock.now() - config.outboxRetentionSeconds * 1000).catch((error: unknown) => log.warn({ err: error }, 'outbox prune failed'));
+  }, 60_000);
+  pruner.unref();
 
   let closed = false;
   return {
@@ -150,6 +165,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     async close() {
       if (closed) return;
       closed = true;
+      clearInterval(pruner);
       await app.close();
       await sessions.stop();
       await bus.settled();

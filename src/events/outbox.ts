@@ -133,11 +133,13 @@ export class OutboxStore {
       .execute();
   }
 
-  async pendingCount(sink?: string): Promise<number> {
-    let query = this.db.selectFrom('outbox_pending').select((eb) => eb.fn.countAll().as('n'));
-    if (sink) query = query.where('sink', '=', sink);
-    const row = await query.executeTakeFirstOrThrow();
-    return Number(row.n);
+  async pendingBySink(): Promise<Record<string, number>> {
+    const rows = await this.db
+      .selectFrom('outbox_pending')
+      .select(['sink', (eb) => eb.fn.countAll().as('n')])
+      .groupBy('sink')
+      .execute();
+    return Object.fromEntries(rows.map((row) => [row.sink, Number(row.n)]));
   }
 
   /** Deletes delivered events older than the cutoff (those with no pending deliveries left). */

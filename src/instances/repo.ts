@@ -45,6 +45,15 @@ export class InstanceRepo {
       .execute();
   }
 
+  async countByStatus(): Promise<Record<string, number>> {
+    const rows = await this.db
+      .selectFrom('instances')
+      .select(['status', (eb) => eb.fn.countAll().as('n')])
+      .groupBy('status')
+      .execute();
+    return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
+  }
+
   async count(): Promise<number> {
     const row = await this.db.selectFrom('instances').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
     return Number(row.n);

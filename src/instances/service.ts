@@ -153,6 +153,10 @@ export class InstanceService {
     return { items: rows.map(toInstance), total };
   }
 
+  countByStatus(): Promise<Record<string, number>> {
+    return this.repo.countByStatus();
+  }
+
   async listByStatus(network: NetworkName, statuses: InstanceStatus[]): Promise<Instance[]> {
     return (await this.repo.listByStatus(network, statuses)).map(toInstance);
   }

@@ -1,0 +1,141 @@
+// Shared pieces of the benchmarks: child processes, HTTP calls, autocannon runs, memory readings.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export const ROOT = new URL('..', import.meta.url).pathname;
+export const ADMIN = 'bench-admin-key-0123456789abcdef';
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts a node script as a child process and waits until `readyUrl` answers (or `readyLine` is printed). */
+export async function startProcess(args, env, { readyUrl, readyLine, timeoutMs = 120_000 } = {}) {
+  const started = performance.now();
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  let lineSeen = false;
+  const onData = (d) => {
+    output += d.toString();
+    if (readyLine && output.includes(readyLine)) lineSeen = true;
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`process exited early: ${output}`);
+    if (Date.now() > deadline) throw new Error(`process not ready: ${output.slice(-2000)}`);
+    if (readyLine ? lineSeen : await fetch(readyUrl).then((r) => r.ok, () => false)) break;
+    await sleep(readyLine ? 10 : 50);
+  }
+  return {
+    child,
+    readyMs: performance.now() - started,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.exitCode === null && child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export function tempDir(prefix) {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** Starts the built gateway (dist/main.js) on a free port. */
+export async function startGateway(env = {}, { readyLine } = {}) {
+  const port = await freePort();
+  const dataDir = env.DATA_DIR ?? tempDir('waygate-bench-');
+  const fullEnv = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    GLOBAL_API_KEY: ADMIN,
+    LOG_LEVEL: readyLine ? 'info' : 'warn',
+    RATE_LIMIT_PER_IP: '100000000',
+    RATE_LIMIT_PER_KEY: '100000000',
+    ...env,
+  };
+  const url = `http://127.0.0.1:${port}`;
+  const proc = await startProcess(['dist/main.js'], fullEnv, readyLine ? { readyLine } : { readyUrl: `${url}/api/v1/server/ok` });
+  return { ...proc, url, port, dataDir, env: fullEnv };
+}
+
+export async function api(url, method, route, key, body) {
+  const res = await fetch(`${url}${route}`, {
+    method,
+    headers: { apikey: key, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  if (res.status >= 400) throw new Error(`${method} ${route} -> ${res.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+let numberSeq = 0;
+export function benchNumber() {
+  numberSeq += 1;
+  return `55119${String(numberSeq).padStart(8, '0')}`;
+}
+
+/** Creates a sandbox instance and links it to a fresh number. */
+export async function connectedSandbox(url, body = {}) {
+  const created = await api(url, 'POST', '/api/v1/instance/create', ADMIN, { instanceName: `b${numberSeq + 1}-${Math.random().toString(36).slice(2, 8)}`, network: 'sandbox', ...body });
+  await api(url, 'POST', '/api/v1/instance/connect', created.token);
+  const number = benchNumber();
+  await api(url, 'POST', '/api/v1/sandbox/scan', ADMIN, { instanceId: created.instanceId, number });
+  return { id: created.instanceId, token: created.token, secret: created.webhookSecret, number };
+}
+
+/** Runs autocannon in its own process; returns requests/s, latency percentiles and errors. */
+export function autocannon({ url, method = 'GET', headers = {}, body, connections = 64, duration = 10 }) {
+  const args = [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '--json', '-c', String(connections), '-d', String(duration), '-m', method];
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
+  if (body !== undefined) args.push('-b', typeof body === 'string' ? body : JSON.stringify(body));
+  args.push(url);
+  const out = execFileSync(process.execPath, args, { cwd: ROOT, maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
+  const r = JSON.parse(out.toString());
+  const non2xx = r.non2xx ?? 0;
+  return {
+    requestsPerSec: Math.round(r.requests.average),
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    errors: (r.errors ?? 0) + (r.timeouts ?? 0) + non2xx,
+    total2xx: r['2xx'] ?? 0,
+  };
+}
+
+/** RSS of a process from /proc (bytes). */
+export function rssOf(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb * 1024;
+}
+
+/** Heap used, read from the gateway's /metrics (prom-client default metrics). */
+export async function heapOf(url) {
+  const text = await fetch(`${url}/metrics`).then((r) => (r.ok ? r.text() : ''), () => '');
+  const match = /^nodejs_heap_size_used_bytes\s+([0-9.e+]+)/m.exec(text);
+  return match ? Number(match[1]) : null;
+}
+
+export function emit(results, figure) {
+  results.push(figure);
+  console.log(JSON.stringify(figure));
+}

@@ -1,0 +1,249 @@
+// npm run bench: every figure beside a baseline measured in the same run; one JSON line per figure,
+// all of them in bench/results/latest.json. Short mode: BENCH_QUICK=1 (smaller N, shorter runs).
+import { execSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import WebSocket from 'ws';
+import { Redis } from 'ioredis';
+import { WebhookReceiverForBench } from './receiver.mjs';
+import { ADMIN, ROOT, api, autocannon, connectedSandbox, emit, freePort, heapOf, rssOf, sleep, startGateway, startProcess, tempDir } from './lib.mjs';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const SEND_SECONDS = QUICK ? 5 : 20;
+const SHORT_SECONDS = QUICK ? 3 : 10;
+const CONNECTIONS = 64;
+const SIZES = QUICK ? [200, 1000] : [1000, 10000];
+const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+const results = [];
+const ratio = (a, b) => (b ? Math.round((a / b) * 1000) / 1000 : null);
+
+console.error('building...');
+execSync('npm run build --silent', { cwd: ROOT, stdio: 'inherit' });
+
+function sendLoad(url, token, number, duration = SHORT_SECONDS) {
+  return autocannon({
+    url: `${url}/api/v1/send/text`,
+    method: 'POST',
+    headers: { apikey: token, 'content-type': 'application/json' },
+    body: { number, text: 'benchmark message' },
+    connections: CONNECTIONS,
+    duration,
+  });
+}
+
+// 1. Send road vs a bare Fastify route (and 6. SQLite vs PostgreSQL).
+async function sendRoad() {
+  const barePort = await freePort();
+  const bare = await startProcess(['bench/bare-server.mjs'], { PORT: String(barePort) }, { readyUrl: `http://127.0.0.1:${barePort}/api/v1/server/ok` });
+  const baseline = sendLoad(`http://127.0.0.1:${barePort}`, 'x', '5511900000000', SEND_SECONDS);
+  await bare.stop();
+
+  const gw = await startGateway();
+  const inst = await connectedSandbox(gw.url);
+  const waygate = sendLoad(gw.url, inst.token, '5511900000000', SEND_SECONDS);
+  await gw.stop();
+  emit(results, { figure: 'send_road', unit: 'requests/s', waygate, baseline: { name: 'bare Fastify route', ...baseline }, ratio: ratio(waygate.requestsPerSec, baseline.requestsPerSec) });
+  return waygate;
+}
+
+async function storage(sqliteRoad) {
+  const schema = `bench_${Date.now()}`;
+  const gw = await startGateway({ DATABASE_URL: PG_URL, DATABASE_SCHEMA: schema });
+  let postgres;
+  try {
+    const inst = await connectedSandbox(gw.url);
+    postgres = sendLoad(gw.url, inst.token, '5511900000000', SEND_SECONDS);
+  } finally {
+    await gw.stop();
+    execSync(`psql "${PG_URL}" -qc 'drop schema if exists ${schema} cascade'`, { stdio: 'ignore' });
+  }
+  emit(results, { figure: 'storage_send_road', unit: 'requests/s', postgres, baseline: { name: 'SQLite (same run)', ...sqliteRoad }, ratio: ratio(postgres.requestsPerSec, sqliteRoad.requestsPerSec) });
+}
+
+// 2. End to end: send load with a webhook receiver attached.
+async function endToEnd(sqliteRoad) {
+  const receiver = new WebhookReceiverForBench();
+  await receiver.start();
+  const gw = await startGateway();
+  try {
+    const inst = await connectedSandbox(gw.url, { webhookUrl: receiver.url, webhookEvents: ['SEND_MESSAGE'] });
+    const started = Date.now();
+    const load = sendLoad(gw.url, inst.token, '5511900000000');
+    const loadEnded = Date.now();
+    // Drain: wait until the receiver stops growing for 3 s (or 120 s in all).
+    let last = -1;
+    let stableSince = Date.now();
+    while (Date.now() - loadEnded < 120_000) {
+      const n = receiver.uniqueIds.size;
+      if (n !== last) {
+        last = n;
+        stableSince = Date.now();
+      } else if (Date.now() - stableSince > 3000 || n >= load.total2xx) break;
+      await sleep(200);
+    }
+    const drained = receiver.lastArrival || Date.now();
+    const delivered = receiver.uniqueIds.size;
+    const latencies = receiver.latencies.sort((a, b) => a - b);
+    const p99 = latencies[Math.floor(latencies.length * 0.99)] ?? null;
+    emit(results, {
+      figure: 'end_to_end_webhook',
+      sends2xx: load.total2xx,
+      eventsDelivered: delivered,
+      eventsLost: Math.max(0, load.total2xx - delivered),
+      deliveredPerSec: Math.round(delivered / ((drained - started) / 1000)),
+      p99ReplyToReceiverMs: p99,
+      sendRequestsPerSec: load.requestsPerSec,
+      baseline: { name: 'send road without webhook (same run)', requestsPerSec: sqliteRoad.requestsPerSec },
+      ratio: ratio(load.requestsPerSec, sqliteRoad.requestsPerSec),
+    });
+  } finally {
+    await gw.stop();
+    await receiver.stop();
+  }
+}
+
+// 3. Fan-out: one instance emitting to webhook + WebSocket + Redis pub/sub at once.
+async function fanOut() {
+  const receiver = new WebhookReceiverForBench();
+  await receiver.start();
+  const prefix = `wgbench${Date.now()}:`;
+  const gw = await startGateway({ KV_STORE_URL: 'redis://127.0.0.1:6379', KV_STORE_GLOBAL_EVENTS: 'true', KV_STORE_PREFIX: prefix });
+  const subscriber = new Redis('redis://127.0.0.1:6379');
+  let brokerEvents = 0;
+  await subscriber.psubscribe(`${prefix}*`);
+  subscriber.on('pmessage', () => (brokerEvents += 1));
+  try {
+    const inst = await connectedSandbox(gw.url, { webhookUrl: receiver.url, webhookEvents: ['MESSAGE'] });
+    let wsEvents = 0;
+    const ws = new WebSocket(`${gw.url.replace('http', 'ws')}/api/v1/ws?token=${inst.token}&instanceId=${inst.id}`);
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    ws.on('message', () => (wsEvents += 1));
+    await sleep(200);
+    const started = Date.now();
+    const load = autocannon({
+      url: `${gw.url}/api/v1/sandbox/messages`,
+      method: 'POST',
+      headers: { apikey: ADMIN, 'content-type': 'application/json' },
+      body: { from: '5511900000009', to: inst.number, text: 'fan-out' },
+      connections: 16,
+      duration: SHORT_SECONDS,
+    });
+    const seconds = (Date.now() - started) / 1000;
+    const webhookPerSec = Math.round(receiver.uniqueIds.size / seconds);
+    ws.close();
+
+    // Baseline: a plain sequential loop of HTTP POSTs with the same client (fetch) to the same receiver.
+    const base = new WebhookReceiverForBench();
+    await base.start();
+    const body = JSON.stringify({ event: 'MESSAGE', data: { text: 'x'.repeat(200) } });
+    const until = Date.now() + SHORT_SECONDS * 1000;
+    let posts = 0;
+    while (Date.now() < until) {
+      const res = await fetch(base.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-webhook-event-id': String(posts) }, body });
+      await res.arrayBuffer();
+      posts += 1;
+    }
+    await base.stop();
+    const baselinePerSec = Math.round(posts / SHORT_SECONDS);
+    emit(results, {
+      figure: 'event_fan_out',
+      unit: 'events/s during load',
+      eventsProduced: load.total2xx,
+      webhookPerSec,
+      websocketPerSec: Math.round(wsEvents / seconds),
+      redisPerSec: Math.round(brokerEvents / seconds),
+      baseline: { name: 'sequential fetch POST loop to the same receiver', postsPerSec: baselinePerSec },
+      ratio: ratio(webhookPerSec, baselinePerSec),
+    });
+  } finally {
+    subscriber.disconnect();
+    await gw.stop();
+    await receiver.stop();
+  }
+}
+
+// 4. Cost per instance, and start-up time with many instances.
+async function createMany(url, n, network) {
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      next += 1;
+      if (network === 'sandbox') await connectedSandbox(url);
+      else await api(url, 'POST', '/api/v1/instance/create', ADMIN, { instanceName: `w${next}-${Math.random().toString(36).slice(2, 8)}` });
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+}
+
+async function instanceCost() {
+  for (const network of ['sandbox', 'whatsapp']) {
+    const dataDir = tempDir('waygate-bench-cost-');
+    const gw = await startGateway({ DATA_DIR: dataDir });
+    const reading = async () => ({ rss: rssOf(gw.child.pid), heap: await heapOf(gw.url) });
+    await sleep(500);
+    const empty = await reading();
+    let created = 0;
+    const perSize = [];
+    for (const size of SIZES) {
+      await createMany(gw.url, size - created, network);
+      created = size;
+      await sleep(500);
+      const r = await reading();
+      perSize.push({
+        instances: size,
+        rssBytes: r.rss,
+        heapBytes: r.heap,
+        rssPerInstance: Math.round((r.rss - empty.rss) / size),
+        heapPerInstance: r.heap && empty.heap ? Math.round((r.heap - empty.heap) / size) : null,
+      });
+    }
+    await gw.stop();
+    const figure = { figure: `instance_cost_${network}`, state: network === 'sandbox' ? 'connected' : 'created, not connected', baseline: { name: 'same gateway with 0 instances', rssBytes: empty.rss, heapBytes: empty.heap }, sizes: perSize };
+    if (network === 'sandbox') {
+      // Start-up time of a gateway holding them all (they come back connected) vs an empty one.
+      const full = await startGateway({ DATA_DIR: dataDir }, { readyLine: 'Waygate is listening' });
+      await full.stop();
+      const emptyStart = await startGateway({ DATA_DIR: tempDir('waygate-bench-empty-') }, { readyLine: 'Waygate is listening' });
+      await emptyStart.stop();
+      figure.startup = { instances: created, readyMs: Math.round(full.readyMs), baselineEmptyMs: Math.round(emptyStart.readyMs), ratio: ratio(full.readyMs, emptyStart.readyMs) };
+    }
+    emit(results, figure);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// 5. Auth + rate-limit chain overhead.
+async function authOverhead() {
+  const guardedPort = await freePort();
+  const openPort = await freePort();
+  const server = await startProcess(['bench/auth-server.mjs'], { DATA_DIR: tempDir('waygate-bench-auth-'), PORT_GUARDED: String(guardedPort), PORT_OPEN: String(openPort) }, { readyLine: '"ready":true' });
+  const token = JSON.parse(server.output().split('\n').find((l) => l.includes('"ready":true'))).token;
+  try {
+    const guarded = autocannon({ url: `http://127.0.0.1:${guardedPort}/api/v1/bench/echo`, headers: { apikey: token }, connections: CONNECTIONS, duration: SHORT_SECONDS });
+    const open = autocannon({ url: `http://127.0.0.1:${openPort}/api/v1/bench/echo`, connections: CONNECTIONS, duration: SHORT_SECONDS });
+    emit(results, { figure: 'auth_rate_limit_overhead', unit: 'requests/s', guarded, baseline: { name: 'same route, no auth, no limits', ...open }, ratio: ratio(guarded.requestsPerSec, open.requestsPerSec) });
+  } finally {
+    await server.stop();
+  }
+}
+
+const started = Date.now();
+const sqliteRoad = await sendRoad();
+await storage(sqliteRoad);
+await endToEnd(sqliteRoad);
+await fanOut();
+await authOverhead();
+await instanceCost();
+
+const summary = {
+  date: new Date().toISOString(),
+  machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version },
+  quick: QUICK,
+  seconds: Math.round((Date.now() - started) / 1000),
+  figures: results,
+};
+fs.mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
+fs.writeFileSync(path.join(ROOT, 'bench/results/latest.json'), JSON.stringify(summary, null, 2));
+console.error(`done in ${summary.seconds}s; bench/results/latest.json written`);

@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../config.js';
+import { connectedInstance, startGateway, uniqueNumber, type TestGateway } from '../../test/support/gateway.js';
+
+describe('configuration', () => {
+  it('has embedded defaults', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(8080);
+    expect(config.databaseUrl).toMatch(/^sqlite:.*data\/waygate\.db$/);
+    expect(config.tokenGraceSeconds).toBe(86_400);
+    expect(config.corsOrigin).toBe('*');
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['TOKEN_GRACE_SECONDS', '-1'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['KV_STORE_URL', 'http://x'],
+    ['QUEUE_BROKER_URL', 'nats://x'],
+    ['LOG_LEVEL', 'loud'],
+    ['GLOBAL_API_KEY', 'short'],
+    ['KV_STORE_GLOBAL_EVENTS', 'maybe'],
+    ['DATABASE_SCHEMA', 'Bad-Schema'],
+  ])('stops on an invalid %s naming the variable', (variable, value) => {
+    expect(() => loadConfig({ [variable]: value })).toThrowError(ConfigError);
+    expect(() => loadConfig({ [variable]: value })).toThrowError(new RegExp(`^${variable}:`));
+  });
+});
+
+describe('metrics and outbox retention', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway();
+  });
+  afterAll(async () => gw.stop());
+
+  it('exposes Prometheus metrics with instance and delivery gauges', async () => {
+    await connectedInstance(gw, uniqueNumber());
+    const res = await fetch(`${gw.url}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toMatch(/^waygate_instances\{status="CONNECTED"\} [1-9]/m);
+    expect(text).toContain('nodejs_heap_size_used_bytes');
+    expect(text).toContain('waygate_websocket_clients 0');
+  });
+
+  it('prunes delivered events past the retention', async () => {
+    await connectedInstance(gw, uniqueNumber());
+    await gw.bus.settled();
+    const before = await gw.storage.db.selectFrom('outbox').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    expect(Number(before.n)).toBeGreaterThan(0);
+    expect(await gw.outbox.prune(Date.now() + 1000)).toBe(Number(before.n));
+  });
+});
