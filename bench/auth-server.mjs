@@ -1,5 +1,6 @@
-// Figure 5: the same route served twice from one process — once behind the full auth + rate-limit
-// chain (per-IP limit, token lookup by hash, per-key limit), once open with a no-op limit store.
+// Figure 5: the same route served three times from one process — behind the full auth + rate-limit
+// chain with the token cache, the same chain without the cache (before/after), and open with a
+// no-op limit store (the baseline).
 import { pino } from 'pino';
 import { loadConfig } from '../dist/config.js';
 import { systemClock } from '../dist/clock.js';
@@ -9,10 +10,12 @@ import { InstanceRepo } from '../dist/instances/repo.js';
 import { InstanceService } from '../dist/instances/service.js';
 import { openStorage } from '../dist/storage/db.js';
 
-const config = loadConfig({ DATA_DIR: process.env.DATA_DIR, LOG_LEVEL: 'silent', RATE_LIMIT_PER_IP: '100000000', RATE_LIMIT_PER_KEY: '100000000' });
+const config = loadConfig({ DATA_DIR: process.env.DATA_DIR, LOG_LEVEL: 'silent', RATE_LIMIT_PER_IP: '10000000', RATE_LIMIT_PER_KEY: '10000000' });
 const storage = await openStorage(config.databaseUrl);
-const instances = new InstanceService(new InstanceRepo(storage.db), systemClock, 60);
-const { instance, token } = await instances.create({ instanceName: 'bench-auth' });
+const repo = new InstanceRepo(storage.db);
+const cached = new InstanceService(repo, systemClock, 60, { size: 10_000, ttlSeconds: 30 });
+const uncached = new InstanceService(repo, systemClock, 60, { size: 0, ttlSeconds: 30 });
+const { instance, token } = await cached.create({ instanceName: 'bench-auth' });
 
 function echoRoute(access) {
   return async (app) => {
@@ -20,9 +23,11 @@ function echoRoute(access) {
   };
 }
 const noLimits = { hit: async () => ({ allowed: true, remaining: 1, retryAfter: 0 }) };
-const common = { config, clock: systemClock, adminKey: 'bench-admin-key-0123456789abcdef', instances, logger: pino({ level: 'silent' }) };
-const guarded = await buildApp({ ...common, rateLimitStore: new MemoryWindowStore(), routes: [echoRoute('instance')] });
-const open = await buildApp({ ...common, rateLimitStore: noLimits, routes: [echoRoute('none')] });
-await guarded.listen({ port: Number(process.env.PORT_GUARDED), host: '127.0.0.1' });
-await open.listen({ port: Number(process.env.PORT_OPEN), host: '127.0.0.1' });
+const common = { config, clock: systemClock, adminKey: 'bench-admin-key-0123456789abcdef', logger: pino({ level: 'silent' }) };
+const apps = [
+  [await buildApp({ ...common, instances: cached, rateLimitStore: new MemoryWindowStore(), routes: [echoRoute('instance')] }), process.env.PORT_GUARDED],
+  [await buildApp({ ...common, instances: uncached, rateLimitStore: new MemoryWindowStore(), routes: [echoRoute('instance')] }), process.env.PORT_UNCACHED],
+  [await buildApp({ ...common, instances: cached, rateLimitStore: noLimits, routes: [echoRoute('none')] }), process.env.PORT_OPEN],
+];
+for (const [app, port] of apps) await app.listen({ port: Number(port), host: '127.0.0.1' });
 console.log(JSON.stringify({ ready: true, token }));

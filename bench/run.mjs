@@ -37,12 +37,12 @@ function sendLoad(url, token, number, duration = SHORT_SECONDS) {
 async function sendRoad() {
   const barePort = await freePort();
   const bare = await startProcess(['bench/bare-server.mjs'], { PORT: String(barePort) }, { readyUrl: `http://127.0.0.1:${barePort}/api/v1/server/ok` });
-  const baseline = sendLoad(`http://127.0.0.1:${barePort}`, 'x', '5511900000000', SEND_SECONDS);
+  const baseline = await sendLoad(`http://127.0.0.1:${barePort}`, 'x', '5511900000000', SEND_SECONDS);
   await bare.stop();
 
   const gw = await startGateway();
   const inst = await connectedSandbox(gw.url);
-  const waygate = sendLoad(gw.url, inst.token, '5511900000000', SEND_SECONDS);
+  const waygate = await sendLoad(gw.url, inst.token, '5511900000000', SEND_SECONDS);
   await gw.stop();
   emit(results, { figure: 'send_road', unit: 'requests/s', waygate, baseline: { name: 'bare Fastify route', ...baseline }, ratio: ratio(waygate.requestsPerSec, baseline.requestsPerSec) });
   return waygate;
@@ -54,7 +54,7 @@ async function storage(sqliteRoad) {
   let postgres;
   try {
     const inst = await connectedSandbox(gw.url);
-    postgres = sendLoad(gw.url, inst.token, '5511900000000', SEND_SECONDS);
+    postgres = await sendLoad(gw.url, inst.token, '5511900000000', SEND_SECONDS);
   } finally {
     await gw.stop();
     execSync(`psql "${PG_URL}" -qc 'drop schema if exists ${schema} cascade'`, { stdio: 'ignore' });
@@ -70,7 +70,7 @@ async function endToEnd(sqliteRoad) {
   try {
     const inst = await connectedSandbox(gw.url, { webhookUrl: receiver.url, webhookEvents: ['SEND_MESSAGE'] });
     const started = Date.now();
-    const load = sendLoad(gw.url, inst.token, '5511900000000');
+    const load = await sendLoad(gw.url, inst.token, '5511900000000');
     const loadEnded = Date.now();
     // Drain: wait until the receiver stops growing for 3 s (or 120 s in all).
     let last = -1;
@@ -122,7 +122,7 @@ async function fanOut() {
     ws.on('message', () => (wsEvents += 1));
     await sleep(200);
     const started = Date.now();
-    const load = autocannon({
+    const load = await autocannon({
       url: `${gw.url}/api/v1/sandbox/messages`,
       method: 'POST',
       headers: { apikey: ADMIN, 'content-type': 'application/json' },
@@ -214,16 +214,29 @@ async function instanceCost() {
   }
 }
 
-// 5. Auth + rate-limit chain overhead.
+// 5. Auth + rate-limit chain overhead (with the token cache, and without it: before/after).
 async function authOverhead() {
-  const guardedPort = await freePort();
-  const openPort = await freePort();
-  const server = await startProcess(['bench/auth-server.mjs'], { DATA_DIR: tempDir('waygate-bench-auth-'), PORT_GUARDED: String(guardedPort), PORT_OPEN: String(openPort) }, { readyLine: '"ready":true' });
+  const [guardedPort, uncachedPort, openPort] = [await freePort(), await freePort(), await freePort()];
+  const server = await startProcess(
+    ['bench/auth-server.mjs'],
+    { DATA_DIR: tempDir('waygate-bench-auth-'), PORT_GUARDED: String(guardedPort), PORT_UNCACHED: String(uncachedPort), PORT_OPEN: String(openPort) },
+    { readyLine: '"ready":true' },
+  );
   const token = JSON.parse(server.output().split('\n').find((l) => l.includes('"ready":true'))).token;
+  const echo = (port, headers = {}) => autocannon({ url: `http://127.0.0.1:${port}/api/v1/bench/echo`, headers, connections: CONNECTIONS, duration: SHORT_SECONDS });
   try {
-    const guarded = autocannon({ url: `http://127.0.0.1:${guardedPort}/api/v1/bench/echo`, headers: { apikey: token }, connections: CONNECTIONS, duration: SHORT_SECONDS });
-    const open = autocannon({ url: `http://127.0.0.1:${openPort}/api/v1/bench/echo`, connections: CONNECTIONS, duration: SHORT_SECONDS });
-    emit(results, { figure: 'auth_rate_limit_overhead', unit: 'requests/s', guarded, baseline: { name: 'same route, no auth, no limits', ...open }, ratio: ratio(guarded.requestsPerSec, open.requestsPerSec) });
+    const open = await echo(openPort);
+    const before = await echo(uncachedPort, { apikey: token });
+    const guarded = await echo(guardedPort, { apikey: token });
+    emit(results, {
+      figure: 'auth_rate_limit_overhead',
+      unit: 'requests/s',
+      guarded,
+      beforeTokenCache: before,
+      baseline: { name: 'same route, no auth, no limits', ...open },
+      ratio: ratio(guarded.requestsPerSec, open.requestsPerSec),
+      ratioBeforeTokenCache: ratio(before.requestsPerSec, open.requestsPerSec),
+    });
   } finally {
     await server.stop();
   }

@@ -18,6 +18,8 @@ export interface Config {
   /** Delivered events are kept this long in the outbox, then pruned. */
   outboxRetentionSeconds: number;
   tokenGraceSeconds: number;
+  /** Authenticated tokens kept in memory (0 disables) and for how long; see TokenCache. */
+  tokenCache: { size: number; ttlSeconds: number };
   corsOrigin: string;
   kvStoreUrl: string | undefined;
   kvStoreGlobalEvents: boolean;
@@ -119,6 +121,10 @@ export function loadConfig(env: Env = process.env): Config {
     databaseSchema,
     outboxRetentionSeconds: integer(env, 'OUTBOX_RETENTION_SECONDS', 3600, 0, 31_536_000),
     tokenGraceSeconds: integer(env, 'TOKEN_GRACE_SECONDS', 86_400, 0, 31_536_000),
+    tokenCache: {
+      size: integer(env, 'TOKEN_CACHE_SIZE', 10_000, 0, 10_000_000),
+      ttlSeconds: integer(env, 'TOKEN_CACHE_SECONDS', 30, 1, 86_400),
+    },
     corsOrigin: text(env, 'CORS_ORIGIN') ?? '*',
     kvStoreUrl,
     kvStoreGlobalEvents: flag(env, 'KV_STORE_GLOBAL_EVENTS', false),

@@ -69,7 +69,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const redis = config.kvStoreUrl ? new Redis(config.kvStoreUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : undefined;
   const rateLimitStore: SlidingWindowStore = redis ? new RedisWindowStore(redis, `${config.kvStorePrefix}ratelimit:`) : new MemoryWindowStore();
 
-  const instances = new InstanceService(new InstanceRepo(storage.db), clock, config.tokenGraceSeconds);
+  const instances = new InstanceService(new InstanceRepo(storage.db), clock, config.tokenGraceSeconds, config.tokenCache);
   const outbox = new OutboxStore(storage.db);
   const deadLetterStore = new DeadLetterStore(storage.db);
   const webhook = new WebhookSink({

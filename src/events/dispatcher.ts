@@ -28,6 +28,8 @@ export interface DispatcherOptions {
 
 interface Lane {
   running: boolean;
+  /** Delivered but not yet deleted from outbox_pending: acknowledged in one statement per batch. */
+  acked: number[];
   /** Set when new events arrived while the lane was busy, so it reads again before stopping. */
   dirty: boolean;
   wake?: () => void;
@@ -62,7 +64,7 @@ export class OutboxDispatcher {
     const key = `${sink}\u0000${instanceId}`;
     let lane = this.lanes.get(key);
     if (!lane) {
-      lane = { running: false, dirty: false };
+      lane = { running: false, dirty: false, acked: [] };
       this.lanes.set(key, lane);
     }
     lane.dirty = true;
@@ -98,12 +100,15 @@ export class OutboxDispatcher {
             if (this.stopped) return;
             await this.deliverWithRetry(sink, lane, pending);
           }
+          // A crash before this line re-delivers the batch after restart: at-least-once, never lost.
+          await this.flushAcks(sink, lane);
         } while (page.length === PAGE && !this.stopped);
       }
     } catch (error) {
       // Storage trouble: log and let the next notification (or restart) pick the lane up again.
       this.options.log.error({ err: error, sink: sinkName, instanceId }, 'outbox lane failed');
     } finally {
+      await this.flushAcks(sink, lane).catch((error: unknown) => this.options.log.error({ err: error }, 'could not acknowledge deliveries'));
       lane.running = false;
       lane.wake = undefined;
       this.lanes.delete(key);
@@ -124,13 +129,13 @@ export class OutboxDispatcher {
       const instance = await this.options.instances.find(entry.instanceId);
       if (!instance || !sink.wants(instance)) {
         // The instance is gone or no longer wants this sink (e.g. webhook URL removed): nothing to deliver.
-        await this.options.outbox.ack(entry.seq, sink.name);
+        lane.acked.push(entry.seq);
         return;
       }
       attempts += 1;
       try {
         await sink.deliver(entry, instance);
-        await this.options.outbox.ack(entry.seq, sink.name);
+        lane.acked.push(entry.seq);
         return;
       } catch (error) {
         const status = error instanceof DeliveryError ? error.status : null;
@@ -140,6 +145,8 @@ export class OutboxDispatcher {
           await this.bury(sink, entry, attempts, status, message, pending.firstAttemptAt, now);
           return;
         }
+        // Settle what was delivered before waiting, so a crash during a long backoff repeats nothing.
+        await this.flushAcks(sink, lane);
         wait = backoffDelay(sink.retry, attempts);
         await this.options.outbox.recordFailure(entry.seq, sink.name, attempts, now + wait, message, status);
         this.options.log.warn({ sink: sink.name, instanceId: entry.instanceId, eventId: entry.eventId, attempts, status, error: message }, 'delivery failed; will retry');
@@ -166,6 +173,13 @@ export class OutboxDispatcher {
       entry.seq,
     );
     this.options.log.warn({ sink: sink.name, instanceId: entry.instanceId, eventId: entry.eventId, attempts }, 'delivery gave up; stored as dead letter');
+  }
+
+  private async flushAcks(sink: DurableSink, lane: Lane): Promise<void> {
+    if (lane.acked.length === 0) return;
+    const seqs = lane.acked;
+    lane.acked = [];
+    await this.options.outbox.ackMany(seqs, sink.name);
   }
 
   /** Sleeps for a retry delay; stop() cuts it short. */

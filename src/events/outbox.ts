@@ -7,6 +7,15 @@ import type { EventType } from '../network/port.js';
 import type { Database } from '../storage/schema.js';
 import type { OutboxEntry } from './envelope.js';
 
+/** Rows per INSERT statement: far below SQLite's and PostgreSQL's bound-parameter limits. */
+const INSERT_CHUNK = 500;
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
 export interface NewOutboxEvent {
   eventId: string;
   instanceId: string;
@@ -28,51 +37,52 @@ export interface PendingDelivery {
 export class OutboxStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** Stores a batch of events in one transaction; returns them with their sequence numbers. */
+  /**
+   * Stores a batch of events in one transaction, with one multi-row insert per table; returns them
+   * with their sequence numbers, in the order given.
+   */
   async append(events: NewOutboxEvent[]): Promise<OutboxEntry[]> {
     if (events.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
-      const stored: OutboxEntry[] = [];
-      for (const event of events) {
-        const row = await trx
+      const seqOf = new Map<string, number>();
+      for (const chunk of chunks(events, INSERT_CHUNK)) {
+        const rows = await trx
           .insertInto('outbox')
-          .values({
-            event_id: event.eventId,
-            instance_id: event.instanceId,
-            event_type: event.type,
-            body: event.body,
-            created_at: event.createdAt,
-          })
-          .returning('seq')
-          .executeTakeFirstOrThrow();
-        const seq = Number(row.seq);
-        if (event.sinks.length > 0) {
-          await trx
-            .insertInto('outbox_pending')
-            .values(
-              event.sinks.map((sink) => ({
-                seq,
-                sink,
-                instance_id: event.instanceId,
-                attempts: 0,
-                next_attempt_at: event.createdAt,
-                last_error: null,
-                last_status: null,
-              })),
-            )
-            .execute();
-        }
-        stored.push({
-          seq,
-          eventId: event.eventId,
-          instanceId: event.instanceId,
-          instanceName: event.instanceName,
-          type: event.type,
-          body: event.body,
-          createdAt: event.createdAt,
-        });
+          .values(
+            chunk.map((event) => ({
+              event_id: event.eventId,
+              instance_id: event.instanceId,
+              event_type: event.type,
+              body: event.body,
+              created_at: event.createdAt,
+            })),
+          )
+          .returning(['seq', 'event_id'])
+          .execute();
+        // Matched by event id: neither database promises RETURNING order for multi-row inserts.
+        for (const row of rows) seqOf.set(row.event_id, Number(row.seq));
       }
-      return stored;
+      const pending = events.flatMap((event) =>
+        event.sinks.map((sink) => ({
+          seq: seqOf.get(event.eventId)!,
+          sink,
+          instance_id: event.instanceId,
+          attempts: 0,
+          next_attempt_at: event.createdAt,
+          last_error: null,
+          last_status: null,
+        })),
+      );
+      for (const chunk of chunks(pending, INSERT_CHUNK)) await trx.insertInto('outbox_pending').values(chunk).execute();
+      return events.map((event) => ({
+        seq: seqOf.get(event.eventId)!,
+        eventId: event.eventId,
+        instanceId: event.instanceId,
+        instanceName: event.instanceName,
+        type: event.type,
+        body: event.body,
+        createdAt: event.createdAt,
+      }));
     });
   }
 
@@ -121,7 +131,13 @@ export class OutboxStore {
   }
 
   async ack(seq: number, sink: string): Promise<void> {
-    await this.db.deleteFrom('outbox_pending').where('seq', '=', seq).where('sink', '=', sink).execute();
+    await this.ackMany([seq], sink);
+  }
+
+  /** Acknowledges several deliveries of one sink in one statement. */
+  async ackMany(seqs: number[], sink: string): Promise<void> {
+    if (seqs.length === 0) return;
+    await this.db.deleteFrom('outbox_pending').where('sink', '=', sink).where('seq', 'in', seqs).execute();
   }
 
   async recordFailure(seq: number, sink: string, attempts: number, nextAttemptAt: number, error: string, status: number | null) {

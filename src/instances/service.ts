@@ -4,6 +4,7 @@ import { AppError, errors } from '../errors.js';
 import { EVENT_TYPES, type EventType, type InstanceStatus, type NetworkName } from '../network/port.js';
 import type { InstanceRow } from '../storage/schema.js';
 import type { InstanceRepo } from './repo.js';
+import { TokenCache } from './token-cache.js';
 import { hashToken, isWellFormedToken, newInstanceToken } from './tokens.js';
 
 export type EventFilter = 'ALL' | EventType[];
@@ -81,11 +82,16 @@ export class InstanceService {
   private readonly cache = new Map<string, Instance>();
   private readonly deletionListeners: InstanceDeletionListener[] = [];
 
+  private readonly tokens: TokenCache;
+
   constructor(
     private readonly repo: InstanceRepo,
     private readonly clock: Clock,
     private readonly tokenGraceSeconds: number,
-  ) {}
+    tokenCache: { size: number; ttlSeconds: number } = { size: 10_000, ttlSeconds: 30 },
+  ) {
+    this.tokens = new TokenCache(tokenCache.size, tokenCache.ttlSeconds * 1000);
+  }
 
   onDeletion(listener: InstanceDeletionListener): void {
     this.deletionListeners.push(listener);
@@ -165,6 +171,7 @@ export class InstanceService {
     await this.get(id);
     for (const listener of this.deletionListeners) await listener.instanceDeleted(id);
     this.cache.delete(id);
+    this.tokens.evictInstance(id);
     if (!(await this.repo.delete(id))) throw errors.notFound('instance');
   }
 
@@ -207,6 +214,7 @@ export class InstanceService {
     const graceUntil = now + this.tokenGraceSeconds * 1000;
     const token = newInstanceToken();
     await this.repo.rotateToken(id, hashToken(token), graceUntil, now);
+    this.tokens.evictInstance(id);
     return { newToken: token, oldTokenValidUntil: new Date(graceUntil).toISOString() };
   }
 
@@ -216,9 +224,15 @@ export class InstanceService {
    */
   async authenticate(token: string): Promise<Instance> {
     if (!isWellFormedToken(token)) throw errors.invalidApiKey();
-    const record = await this.repo.findToken(hashToken(token));
-    if (!record) throw errors.invalidApiKey();
-    if (record.validUntil !== null && record.validUntil <= this.clock.now()) throw errors.tokenExpired();
+    const hash = hashToken(token);
+    const now = this.clock.now();
+    let record = this.tokens.get(hash, now);
+    if (!record) {
+      record = await this.repo.findToken(hash);
+      if (!record) throw errors.invalidApiKey();
+      this.tokens.set(hash, record, now);
+    }
+    if (record.validUntil !== null && record.validUntil <= now) throw errors.tokenExpired();
     const instance = await this.find(record.instanceId);
     if (!instance) throw errors.invalidApiKey();
     return instance;
