@@ -47,9 +47,18 @@ export class EventBus {
    * instance's filter drops it or the instance no longer exists).
    */
   async publish(instanceId: string, event: CanonicalEvent): Promise<OutboxEntry | undefined> {
+    return (await this.enqueue(instanceId, event)).stored;
+  }
+
+  /**
+   * Puts the event in the next batch and resolves as soon as it is queued (its place in the order is
+   * fixed), with `stored` resolving once it is durable. Callers that keep an order between events
+   * wait for the queueing only, so events of many requests share one transaction.
+   */
+  async enqueue(instanceId: string, event: CanonicalEvent): Promise<{ stored: Promise<OutboxEntry | undefined> }> {
     const instance = await this.instances.find(instanceId);
-    if (!instance) return undefined;
-    return this.publishFor(instance, event);
+    if (!instance) return { stored: Promise.resolve(undefined) };
+    return { stored: this.publishFor(instance, event) };
   }
 
   publishFor(instance: Instance, event: CanonicalEvent): Promise<OutboxEntry | undefined> {

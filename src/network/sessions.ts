@@ -106,6 +106,11 @@ export class SessionRegistry {
     for (const driver of this.drivers.values()) await driver.stop();
   }
 
+  /**
+   * Keeps each instance's events in emission order: an event is queued on the bus only after the
+   * previous one was queued (not stored), so the order holds while many events share a transaction.
+   * The returned promise resolves when this event is stored.
+   */
   private record(instanceId: string, entry: Entry, event: CanonicalEvent): Promise<void> {
     const run = async () => {
       if (event.type === 'CONNECTION') {
@@ -113,12 +118,15 @@ export class SessionRegistry {
         const number = data.status === 'LOGGED_OUT' ? null : data.number;
         await this.instances.setConnectionState(instanceId, data.status, number);
       }
-      await this.bus.publish(instanceId, event);
+      return this.bus.enqueue(instanceId, event);
     };
-    const next = entry.tail.then(run, run);
-    entry.tail = next.catch((error: unknown) => {
-      this.log.error({ err: error, instanceId, event: event.type }, 'could not record event');
+    const queued = entry.tail.then(run, run);
+    entry.tail = queued.then(
+      () => undefined,
+      (error: unknown) => this.log.error({ err: error, instanceId, event: event.type }, 'could not record event'),
+    );
+    return queued.then(async ({ stored }) => {
+      await stored;
     });
-    return next;
   }
 }
