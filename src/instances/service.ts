@@ -249,8 +249,20 @@ export function publicInstance(instance: Instance) {
     number: instance.number,
     webhookUrl: instance.webhookUrl,
     webhookEvents: instance.webhookEvents,
-    proxyUrl: instance.proxyUrl,
+    proxyUrl: maskProxyPassword(instance.proxyUrl),
     createdAt: new Date(instance.createdAt).toISOString(),
     updatedAt: new Date(instance.updatedAt).toISOString(),
   };
+}
+
+/** Proxy URLs are shown without their password. */
+export function maskProxyPassword(proxyUrl: string | null): string | null {
+  if (proxyUrl === null) return null;
+  try {
+    const parsed = new URL(proxyUrl);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '***';
+  }
 }
