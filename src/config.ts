@@ -27,12 +27,88 @@ export interface Config {
   kvStorePrefix: string;
   queueBrokerUrl: string | undefined;
   lightBrokerUrl: string | undefined;
+  /** Names and timing of the broker event channels (docs/channels.md). */
+  channels: {
+    /** QUEUE_BROKER_PREFIX: RabbitMQ exchange `<p>.events`, queues `<p>.global` and `<p>.instance.<instanceId>`. */
+    queuePrefix: string;
+    /** LIGHT_BROKER_PREFIX: NATS subjects `<p>.events.<instanceId>.<EVENT>`, MQTT topics `<p>/events/<instanceId>/<EVENT>`. */
+    lightPrefix: string;
+    /** KV_STORE_STREAM_MAXLEN: entries kept in the Redis stream `<KV_STORE_PREFIX>events:stream` (0: no stream). */
+    kvStreamMaxLen: number;
+    /** CHANNEL_PUBLISH_TIMEOUT_MS: a publish not confirmed by the broker within this is a failed attempt. */
+    publishTimeoutMs: number;
+    /** CHANNEL_RETRY_BASE_MS / CHANNEL_RETRY_MAX_MS: backoff between attempts; brokers retry for ever. */
+    retryBaseMs: number;
+    retryMaxMs: number;
+  };
   rateLimit: { windowSeconds: number; perIp: number; perKey: number };
   logLevel: LogLevel;
   bodyLimitBytes: number;
   webhook: { timeoutMs: number; maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
   websocket: { maxBufferedBytes: number; pingIntervalMs: number };
   sandbox: { qrIntervalMs: number; qrMaxAttempts: number; reconnectDelayMs: number };
+  /** The WhatsApp driver (docs/whatsapp.md). */
+  whatsapp: WhatsAppConfig;
+  /** Media given to /send routes and media received (docs/media.md). */
+  media: MediaConfig;
+  /** S3-compatible media store; undefined keeps media in DATA_DIR/media. */
+  s3: S3Config | undefined;
+  /** Stored messages (quotes, forwards, media downloads) older than this are pruned; 0 keeps them. */
+  messageRetentionDays: number;
+  /** Pacing of /send/batch/text: default and smallest gap between two sends of one instance. */
+  batch: { intervalMs: number; minIntervalMs: number };
+}
+
+export interface WhatsAppConfig {
+  /** WHATSAPP_ENABLED: serve instances with network `whatsapp` (off: they answer 503). */
+  enabled: boolean;
+  /** WHATSAPP_WS_URL: the chat server; unset is WhatsApp's own. Only for test servers. */
+  webSocketUrl: string | undefined;
+  /** WHATSAPP_QR_TIMEOUT_MS: how long each QR is offered; unset keeps WhatsApp Web's (60 s, then 20 s). */
+  qrTimeoutMs: number | undefined;
+  /** WHATSAPP_QR_MAX_ATTEMPTS: QR codes per pairing attempt before `qr_attempts_exhausted`. */
+  qrMaxAttempts: number;
+  /** WHATSAPP_RECONNECT_BASE_MS / WHATSAPP_RECONNECT_MAX_MS: capped exponential backoff (with jitter) after a lost connection. */
+  reconnectBaseMs: number;
+  reconnectMaxMs: number;
+  /** WHATSAPP_CONNECT_TIMEOUT_MS: the WebSocket handshake must finish within this. */
+  connectTimeoutMs: number;
+  /** WHATSAPP_CONNECT_WAIT_MS: POST /instance/connect waits this long at most for the first QR. */
+  connectWaitMs: number;
+  /** WHATSAPP_MESSAGE_CACHE: messages kept per instance for retries, poll votes and forwards. */
+  messageCacheSize: number;
+  /** WHATSAPP_SYNC_FULL_HISTORY: ask the phone for the full history at pairing (large), not just recent chats. */
+  syncFullHistory: boolean;
+  /** WHATSAPP_LOG_LEVEL: level of the protocol library's own log lines. */
+  logLevel: LogLevel;
+}
+
+export interface MediaConfig {
+  /** Largest accepted media per kind, in bytes (MEDIA_MAX_<KIND>_BYTES). */
+  maxBytes: { image: number; video: number; audio: number; document: number; sticker: number };
+  /** A media URL must answer completely within this (MEDIA_FETCH_TIMEOUT_MS). */
+  fetchTimeoutMs: number;
+  /** MEDIA_ALLOW_PRIVATE_URLS: fetch from loopback/private/link-local addresses (off: SSRF protection). */
+  allowPrivateUrls: boolean;
+  /** MEDIA_ALLOW_HTTP_URLS: accept plain http:// media URLs (off: https only). */
+  allowHttpUrls: boolean;
+  /** Body limit of the routes that take base64 media (MEDIA_BODY_LIMIT_BYTES); others keep BODY_LIMIT_BYTES. */
+  bodyLimitBytes: number;
+  /** Received media up to this size is also inlined as base64 in the event when the instance asks for it. */
+  eventBase64MaxBytes: number;
+}
+
+export interface S3Config {
+  /** Endpoint of an S3-compatible service (MinIO, R2, ...); undefined means AWS itself. */
+  endpoint: string | undefined;
+  bucket: string;
+  region: string;
+  /** Both or neither; neither uses the SDK's default credential chain (instance role, ...). */
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+  forcePathStyle: boolean;
+  /** Prepended to every object key, e.g. `waygate/`. */
+  prefix: string;
 }
 
 export class ConfigError extends Error {
@@ -111,6 +187,28 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const kvStoreUrl = url(env, 'KV_STORE_URL', ['redis', 'rediss']);
+  const kvStoreGlobalEvents = flag(env, 'KV_STORE_GLOBAL_EVENTS', false);
+  if (kvStoreGlobalEvents && kvStoreUrl === undefined) {
+    throw new ConfigError('KV_STORE_GLOBAL_EVENTS', 'needs KV_STORE_URL (the Redis that carries the events)');
+  }
+
+  // Broker names are built from these prefixes; they must stay one token of a routing key, subject or topic.
+  const queuePrefix = text(env, 'QUEUE_BROKER_PREFIX') ?? 'waygate';
+  if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$/.test(queuePrefix)) {
+    throw new ConfigError('QUEUE_BROKER_PREFIX', 'must be 1 to 100 letters, digits, ".", "_" or "-"');
+  }
+  const lightPrefix = text(env, 'LIGHT_BROKER_PREFIX') ?? 'waygate';
+  if (!/^[A-Za-z0-9_-]{1,100}$/.test(lightPrefix)) {
+    throw new ConfigError('LIGHT_BROKER_PREFIX', 'must be 1 to 100 letters, digits, "_" or "-" (no ".", "/" or wildcards)');
+  }
+
+  const media = mediaConfig(env);
+  const s3 = s3Config(env);
+  const batchMinIntervalMs = integer(env, 'BATCH_MIN_INTERVAL_MS', 500, 0, 3_600_000);
+  const batchIntervalMs = integer(env, 'BATCH_INTERVAL_MS', 2000, 0, 3_600_000);
+  if (batchIntervalMs < batchMinIntervalMs) {
+    throw new ConfigError('BATCH_INTERVAL_MS', `must not be below BATCH_MIN_INTERVAL_MS (${batchMinIntervalMs})`);
+  }
 
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
@@ -127,10 +225,18 @@ export function loadConfig(env: Env = process.env): Config {
     },
     corsOrigin: text(env, 'CORS_ORIGIN') ?? '*',
     kvStoreUrl,
-    kvStoreGlobalEvents: flag(env, 'KV_STORE_GLOBAL_EVENTS', false),
+    kvStoreGlobalEvents,
     kvStorePrefix: text(env, 'KV_STORE_PREFIX') ?? 'waygate:',
     queueBrokerUrl: url(env, 'QUEUE_BROKER_URL', ['amqp', 'amqps']),
     lightBrokerUrl: url(env, 'LIGHT_BROKER_URL', ['nats', 'mqtt', 'mqtts']),
+    channels: {
+      queuePrefix,
+      lightPrefix,
+      kvStreamMaxLen: integer(env, 'KV_STORE_STREAM_MAXLEN', 10_000, 0, 100_000_000),
+      publishTimeoutMs: integer(env, 'CHANNEL_PUBLISH_TIMEOUT_MS', 10_000, 100, 600_000),
+      retryBaseMs: integer(env, 'CHANNEL_RETRY_BASE_MS', 500, 1, 3_600_000),
+      retryMaxMs: integer(env, 'CHANNEL_RETRY_MAX_MS', 15_000, 1, 86_400_000),
+    },
     rateLimit: {
       windowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
       perIp: integer(env, 'RATE_LIMIT_PER_IP', 1200, 1, 10_000_000),
@@ -153,5 +259,84 @@ export function loadConfig(env: Env = process.env): Config {
       qrMaxAttempts: integer(env, 'SANDBOX_QR_MAX_ATTEMPTS', 5, 1, 100),
       reconnectDelayMs: integer(env, 'SANDBOX_RECONNECT_DELAY_MS', 1000, 0, 600_000),
     },
+    whatsapp: whatsappConfig(env),
+    media,
+    s3,
+    messageRetentionDays: integer(env, 'MESSAGE_RETENTION_DAYS', 30, 0, 36_500),
+    batch: { intervalMs: batchIntervalMs, minIntervalMs: batchMinIntervalMs },
+  };
+}
+
+const MIB = 1_048_576;
+
+function whatsappConfig(env: Env): WhatsAppConfig {
+  const logLevel = (text(env, 'WHATSAPP_LOG_LEVEL') ?? 'warn') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('WHATSAPP_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+  const reconnectBaseMs = integer(env, 'WHATSAPP_RECONNECT_BASE_MS', 2000, 1, 3_600_000);
+  const reconnectMaxMs = integer(env, 'WHATSAPP_RECONNECT_MAX_MS', 120_000, 1, 86_400_000);
+  if (reconnectMaxMs < reconnectBaseMs) throw new ConfigError('WHATSAPP_RECONNECT_MAX_MS', 'must not be below WHATSAPP_RECONNECT_BASE_MS');
+  const qrTimeout = text(env, 'WHATSAPP_QR_TIMEOUT_MS');
+  return {
+    enabled: flag(env, 'WHATSAPP_ENABLED', true),
+    webSocketUrl: url(env, 'WHATSAPP_WS_URL', ['ws', 'wss']),
+    qrTimeoutMs: qrTimeout === undefined ? undefined : integer(env, 'WHATSAPP_QR_TIMEOUT_MS', 0, 10, 600_000),
+    qrMaxAttempts: integer(env, 'WHATSAPP_QR_MAX_ATTEMPTS', 5, 1, 100),
+    reconnectBaseMs,
+    reconnectMaxMs,
+    connectTimeoutMs: integer(env, 'WHATSAPP_CONNECT_TIMEOUT_MS', 20_000, 1000, 600_000),
+    connectWaitMs: integer(env, 'WHATSAPP_CONNECT_WAIT_MS', 15_000, 0, 600_000),
+    messageCacheSize: integer(env, 'WHATSAPP_MESSAGE_CACHE', 5000, 0, 1_000_000),
+    syncFullHistory: flag(env, 'WHATSAPP_SYNC_FULL_HISTORY', false),
+    logLevel,
+  };
+}
+
+function mediaConfig(env: Env): MediaConfig {
+  const maxBytes = {
+    image: integer(env, 'MEDIA_MAX_IMAGE_BYTES', 16 * MIB, 1024, 2048 * MIB),
+    video: integer(env, 'MEDIA_MAX_VIDEO_BYTES', 64 * MIB, 1024, 2048 * MIB),
+    audio: integer(env, 'MEDIA_MAX_AUDIO_BYTES', 16 * MIB, 1024, 2048 * MIB),
+    document: integer(env, 'MEDIA_MAX_DOCUMENT_BYTES', 64 * MIB, 1024, 2048 * MIB),
+    sticker: integer(env, 'MEDIA_MAX_STICKER_BYTES', 2 * MIB, 1024, 2048 * MIB),
+  };
+  // By default a body can carry the largest allowed media as base64 (4/3 of its size) plus the rest of the JSON.
+  const largest = Math.max(...Object.values(maxBytes));
+  const derivedBodyLimit = Math.ceil(largest / 3) * 4 + 64 * 1024;
+  return {
+    maxBytes,
+    fetchTimeoutMs: integer(env, 'MEDIA_FETCH_TIMEOUT_MS', 15_000, 100, 600_000),
+    allowPrivateUrls: flag(env, 'MEDIA_ALLOW_PRIVATE_URLS', false),
+    allowHttpUrls: flag(env, 'MEDIA_ALLOW_HTTP_URLS', false),
+    bodyLimitBytes: integer(env, 'MEDIA_BODY_LIMIT_BYTES', derivedBodyLimit, 1024, 4096 * MIB),
+    eventBase64MaxBytes: integer(env, 'MEDIA_EVENT_BASE64_MAX_BYTES', 5 * MIB, 0, 2048 * MIB),
+  };
+}
+
+function s3Config(env: Env): S3Config | undefined {
+  const bucket = text(env, 'S3_BUCKET');
+  const related = ['S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE', 'S3_PREFIX'];
+  if (bucket === undefined) {
+    const stray = related.find((name) => text(env, name) !== undefined);
+    if (stray) throw new ConfigError(stray, 'is set but S3_BUCKET is not; set S3_BUCKET to store media in S3');
+    return undefined;
+  }
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new ConfigError('S3_BUCKET', 'must be 3 to 63 lowercase letters, digits, "." or "-"');
+  }
+  const accessKeyId = text(env, 'S3_ACCESS_KEY_ID');
+  const secretAccessKey = text(env, 'S3_SECRET_ACCESS_KEY');
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    throw new ConfigError(accessKeyId === undefined ? 'S3_ACCESS_KEY_ID' : 'S3_SECRET_ACCESS_KEY', 'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together');
+  }
+  const prefix = text(env, 'S3_PREFIX') ?? '';
+  if (!/^[A-Za-z0-9._/-]{0,200}$/.test(prefix)) throw new ConfigError('S3_PREFIX', 'may hold only letters, digits, ".", "_", "-" and "/"');
+  return {
+    endpoint: url(env, 'S3_ENDPOINT', ['http', 'https']),
+    bucket,
+    region: text(env, 'S3_REGION') ?? 'us-east-1',
+    accessKeyId,
+    secretAccessKey,
+    forcePathStyle: flag(env, 'S3_FORCE_PATH_STYLE', false),
+    prefix,
   };
 }

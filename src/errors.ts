@@ -32,6 +32,18 @@ export const errors = {
     new AppError('bad_request', 400, message, details ? { details } : {}),
   notConnected: (status: string) =>
     new AppError('instance_not_connected', 409, `instance is not connected (status ${status}); connect it first`),
+  /** The network refuses the operation to this account (not an admin, not the owner, blocked). */
+  forbidden: (message: string) => new AppError('forbidden', 403, message),
+  /** The instance's network driver lacks the capability (yet). */
+  notSupported: (operation: string, network: string) =>
+    new AppError('not_supported', 501, `${operation} is not supported by the ${network} driver yet`),
+  /** Media given to a /send route is malformed (bad base64, bad URL) or not allowed for its kind. */
+  invalidMedia: (message: string) => new AppError('invalid_media', 400, message),
+  mediaTooLarge: (message: string) => new AppError('media_too_large', 413, message),
+  unsupportedMedia: (message: string) => new AppError('unsupported_media_type', 415, message),
+  /** A media URL that could not be fetched, or that points where the gateway may not go (SSRF). */
+  mediaUnreachable: (message: string) => new AppError('media_unreachable', 422, message),
+  mediaUrlRefused: (message: string) => new AppError('media_url_refused', 422, message),
   sunset: () =>
     new AppError('gone', 410, 'unprefixed routes were removed on 2027-01-01; use the same path under /api/v1'),
 } as const;

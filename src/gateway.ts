@@ -8,7 +8,7 @@ import { resolveAdminKey } from './admin-key.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { EventBus } from './events/bus.js';
-import { createChannels } from './events/channels.js';
+import { createChannels, type Channels } from './events/channels.js';
 import { DeadLetterStore } from './events/dead-letters.js';
 import { OutboxDispatcher } from './events/dispatcher.js';
 import { OutboxStore } from './events/outbox.js';
@@ -22,13 +22,40 @@ import { MemoryWindowStore, RedisWindowStore, type SlidingWindowStore } from './
 import { InstanceRepo } from './instances/repo.js';
 import { instanceRoutes } from './instances/routes.js';
 import { InstanceService } from './instances/service.js';
-import { sendRoutes } from './messaging/routes.js';
+import { createMediaStore } from './media/index.js';
+import { MediaFetcher } from './media/fetch.js';
+import { MediaResolver } from './media/resolver.js';
+import type { MediaStore } from './media/store.js';
+import { BatchService } from './messaging/batch.js';
+import { MessageRecorder } from './messaging/recorder.js';
+import { messageRoutes, pollVoteRoutes, sendRoutes } from './messaging/routes.js';
 import { MessagingService } from './messaging/service.js';
+import { MessageStore } from './messaging/store.js';
 import { SandboxDriver } from './network/sandbox/driver.js';
+import { SandboxWorld } from './network/sandbox/world.js';
+import { SqlWorldStore } from './network/sandbox/world-store.js';
+import { sandboxWorldRoutes } from './network/sandbox/world-routes.js';
+import { SandboxWorldService } from './network/sandbox/world-service.js';
+import { chatRoutes } from './chats/routes.js';
+import { ChatService } from './chats/service.js';
+import { groupRoutes } from './groups/routes.js';
+import { GroupService } from './groups/service.js';
+import { userRoutes } from './users/routes.js';
+import { UserService } from './users/service.js';
+import { labelRoutes } from './labels/routes.js';
+import { LabelService } from './labels/service.js';
+import { newsletterRoutes } from './newsletters/routes.js';
+import { NewsletterService } from './newsletters/service.js';
+import { communityRoutes } from './communities/routes.js';
+import { CommunityService } from './communities/service.js';
+import { callRoutes } from './calls/routes.js';
+import { CallService } from './calls/service.js';
 import { SandboxNetwork } from './network/sandbox/network.js';
 import { sandboxRoutes } from './network/sandbox/routes.js';
 import { SandboxService } from './network/sandbox/service.js';
 import { SessionRegistry } from './network/sessions.js';
+import type { NetworkDriver } from './network/port.js';
+import { WhatsAppDriver, whatsappSettings } from './network/whatsapp/driver.js';
 import { createMetricsRegistry, metricsRoutes } from './server/metrics.js';
 import { serverRoutes } from './server/routes.js';
 import { openStorage, type OpenOptions, type Storage } from './storage/db.js';
@@ -40,7 +67,7 @@ export interface GatewayOptions {
   /** Defaults to a pino logger at the configured level. */
   logger?: FastifyBaseLogger;
   storage?: OpenOptions;
-  /** Retry waits of the outbox lanes (tests shorten them). */
+  /** Waits of the outbox retries and of /send/batch pacing (tests pass their own). */
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -55,7 +82,11 @@ export interface Gateway {
   dispatcher: OutboxDispatcher;
   outbox: OutboxStore;
   hub: WebSocketHub;
+  /** Broker event channels (durable sinks) and the cross-process relay, as configured. */
+  channels: Channels;
   sandbox: SandboxNetwork;
+  /** Media bytes of sent and received messages (local folder or S3). */
+  media: MediaStore;
   /** Starts listening; resolves with the base URL. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -78,9 +109,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     userAgent: `Waygate/${VERSION}`,
   });
   const log = options.logger ?? createLogger(config.logLevel);
-  const channels = createChannels(config, log);
-  const durableSinks: DurableSink[] = [webhook, ...channels.durable];
   const hub = new WebSocketHub(config.websocket.maxBufferedBytes, config.websocket.pingIntervalMs);
+  // The hub also receives the live events other gateway processes relay (when a relay is configured).
+  const channels = createChannels(config, log, hub);
+  const durableSinks: DurableSink[] = [webhook, ...channels.durable];
 
   const dispatcher = new OutboxDispatcher({
     outbox,
@@ -96,14 +128,61 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   for (const sink of channels.live) bus.addLiveSink(sink);
 
   const world = new SandboxNetwork(clock);
-  const sandboxDriver = new SandboxDriver(world, config.sandbox);
-  const sessions = new SessionRegistry([sandboxDriver], instances, bus, log);
+  // Groups, profiles, newsletters, ... of the sandbox, kept across restarts.
+  const sandboxWorld = new SandboxWorld(world, new SqlWorldStore(storage.db, clock));
+  await sandboxWorld.load();
+  const sandboxDriver = new SandboxDriver(world, config.sandbox, sandboxWorld);
+  const drivers: NetworkDriver[] = [sandboxDriver];
+  if (config.whatsapp.enabled) {
+    drivers.push(
+      new WhatsAppDriver({
+        db: storage.db,
+        settings: whatsappSettings(config.whatsapp),
+        // Read at every socket open and send, so a proxy or setting change applies without a restart.
+        instanceConfig: async (id) => {
+          const instance = await instances.get(id);
+          return { proxyUrl: instance.proxyUrl, interactiveMessages: instance.settings.interactiveMessages === true };
+        },
+        // Polls, retries and forwards of messages older than the driver's in-memory window (called
+        // only once sessions run, after messageStore below exists).
+        sharedMessages: { find: (instanceId, messageId) => messageStore.find(instanceId, messageId) },
+        logger: log,
+        clock,
+      }),
+    );
+  }
+  const sessions = new SessionRegistry(drivers, instances, bus, log);
   instances.onDeletion(sessions);
   instances.onDeletion({ instanceDeleted: (id) => hub.disconnect(id, 4404, 'instance deleted') });
 
-  const messaging = new MessagingService(sessions);
+  // Media and the message store: every MESSAGE/SEND_MESSAGE is recorded (media kept, `data.media` added) before it is queued.
+  const mediaStore = await createMediaStore(config, log);
+  await mediaStore.start();
+  const mediaFetcher = new MediaFetcher({
+    timeoutMs: config.media.fetchTimeoutMs,
+    allowPrivate: config.media.allowPrivateUrls,
+    allowHttp: config.media.allowHttpUrls,
+  });
+  const messageStore = new MessageStore(storage.db);
+  const recorder = new MessageRecorder(messageStore, mediaStore, instances, config.media, clock, log);
+  sessions.beforeQueue((instanceId, event) => recorder.record(instanceId, event));
+  instances.onDeletion({
+    instanceDeleted: (id) => mediaStore.deletePrefix(`${id}/`).catch((error: unknown) => log.warn({ err: error, instanceId: id }, 'could not delete instance media')),
+  });
+  const messaging = new MessagingService(sessions, instances, messageStore, mediaStore, new MediaResolver(config.media, mediaFetcher));
+  const batches = new BatchService(
+    storage.db,
+    messaging,
+    instances,
+    config.batch,
+    clock,
+    options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
+    log,
+  );
   const deadLetters = new DeadLetterService(deadLetterStore, instances, webhook, clock);
   const sandbox = new SandboxService(world, sessions, instances);
+  const calls = new CallService(sessions, instances, log);
+  calls.watchIncomingCalls();
   const startedAt = Date.now();
   const channelHealth = () => Object.fromEntries(durableSinks.flatMap((s) => (s.health ? [[s.name, s.health()]] : [])));
   const metrics = createMetricsRegistry({
@@ -128,9 +207,19 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         channels: channelHealth,
       }),
       instanceRoutes(instances, sessions),
-      sendRoutes(messaging),
+      sendRoutes(messaging, batches, config.media.bodyLimitBytes),
+      messageRoutes(messaging),
+      pollVoteRoutes(world, messageStore),
       eventRoutes(deadLetters, instances, hub),
       sandboxRoutes(sandbox),
+      sandboxWorldRoutes(new SandboxWorldService(sandboxWorld)),
+      chatRoutes(new ChatService(sessions, clock)),
+      groupRoutes(new GroupService(sessions)),
+      userRoutes(new UserService(sessions)),
+      labelRoutes(new LabelService(sessions)),
+      newsletterRoutes(new NewsletterService(sessions)),
+      communityRoutes(new CommunityService(sessions)),
+      callRoutes(calls),
     ],
   });
 
@@ -139,6 +228,20 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     outbox.prune(clock.now() - config.outboxRetentionSeconds * 1000).catch((error: unknown) => log.warn({ err: error }, 'outbox prune failed'));
   }, 60_000);
   pruner.unref();
+  // Stored messages and their media leave after MESSAGE_RETENTION_DAYS (0 keeps them).
+  const pruneMessages = async () => {
+    if (config.messageRetentionDays === 0) return;
+    const before = clock.now() - config.messageRetentionDays * 86_400_000;
+    for (let round = 0; round < 20; round += 1) {
+      const { deleted, mediaKeys } = await messageStore.pruneBatch(before);
+      if (mediaKeys.length > 0) await mediaStore.delete(mediaKeys);
+      if (deleted === 0) return;
+    }
+  };
+  const messagePruner = setInterval(() => {
+    pruneMessages().catch((error: unknown) => log.warn({ err: error }, 'message prune failed'));
+  }, 3_600_000);
+  messagePruner.unref();
 
   let closed = false;
   return {
@@ -152,11 +255,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     dispatcher,
     outbox,
     hub,
+    channels,
     sandbox: world,
+    media: mediaStore,
     async listen() {
       await app.listen({ port: config.port, host: config.host });
       await sessions.resumeAll();
       await dispatcher.resume();
+      await batches.resume();
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
       const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
@@ -166,9 +272,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       if (closed) return;
       closed = true;
       clearInterval(pruner);
+      clearInterval(messagePruner);
       await app.close();
+      await batches.stop();
       await sessions.stop();
       await bus.settled();
+      await messageStore.settled();
+      await mediaFetcher.close();
+      await mediaStore.close();
       await dispatcher.stop();
       await hub.close();
       await channels.close();

@@ -26,10 +26,33 @@ Every route is served under \`/api/v1\` (documented here) and, deprecated, witho
 ## Instance status
 \`created\` → (connect) \`CONNECTING\` → \`QRCODE\` (pairing: QR or 8-digit code) → \`CONNECTED\`. A lost connection goes \`DISCONNECTED\` and reconnects by itself (\`CONNECTING\` → \`CONNECTED\`). QR attempts running out ends in \`DISCONNECTED\` (reason \`qr_attempts_exhausted\`). A logout (API or phone side) ends in \`LOGGED_OUT\`; connect again to pair anew. Connected instances come back connected after a gateway restart.
 
+## Chats, groups, users, labels, newsletters, communities, calls
+One shape for all of these groups:
+- **Verbs**: \`GET\` reads, with its inputs in the query string; \`POST\` changes, with a JSON body. Paths name the action (\`/group/participants/add\`, \`/chat/pin\`). A change answers the resource as it is afterwards (or a per-item result list); creations answer 201.
+- **Addresses**: \`number\` is a phone number (digits). \`chatId\` takes a number or a JID (\`<number>@s.whatsapp.net\`, \`<id>@g.us\`, \`<id>@newsletter\`); \`groupId\`/\`communityId\` are \`<id>@g.us\`, \`newsletterId\` \`<id>@newsletter\`. Replies give JIDs.
+- **Paging**: every list takes \`offset\` and \`limit\` (default 100, max 500) and answers \`{ items, total, offset, limit }\`.
+- **Times** are Unix seconds, as in message payloads.
+- **Refusals**: 409 \`instance is not connected\`; 403 when the network refuses the account (not a group admin, not a participant, not the owner, personal account using labels); 404 unknown group/chat/label/...; 409 a conflicting state (already a participant, 3 chats pinned, label limit); 501 when the instance's network driver does not support the operation yet. Per-person outcomes of participant operations come in \`results[].status\` with 200.
+- **Pictures** are sent as base64 or data: URLs (JPEG or PNG) and read back as \`url\`.
+
+## Sending and media
+- **One shape for every kind** (\`/send/*\`): \`number\` (recipient digits), \`quoted: { id }\` (reply to a message from this instance's message store), \`mentions\` (numbers), \`delayMs\` (shows "typing…" first). The reply is the message \`key\` with the content as sent; a SEND_MESSAGE event follows and a recipient gets a MESSAGE whose \`data.message\` has the WhatsApp payload shape (\`imageMessage\`, \`locationMessage\`, \`pollCreationMessageV3\`, \`interactiveMessage\`, ...).
+- **Media** is \`media: { url }\` (https; fetched by the gateway) or \`media: { base64 }\`, with optional \`filename\` and \`mimetype\` (a hint only). The type is sniffed from the bytes; size limits per kind: MEDIA_MAX_IMAGE_BYTES 16 MiB, MEDIA_MAX_VIDEO_BYTES 64 MiB, MEDIA_MAX_AUDIO_BYTES 16 MiB, MEDIA_MAX_DOCUMENT_BYTES 64 MiB, MEDIA_MAX_STICKER_BYTES 2 MiB. URL fetches: MEDIA_FETCH_TIMEOUT_MS (15 s), at most 5 redirects, every hop checked; loopback, private and link-local addresses are refused unless MEDIA_ALLOW_PRIVATE_URLS=true; plain http only with MEDIA_ALLOW_HTTP_URLS=true. Errors: 400 malformed, 413 too large, 415 wrong type, 422 URL refused or unreachable.
+- **Stored messages and media**: every message sent or received is kept for MESSAGE_RETENTION_DAYS (30) for quotes, forwards and downloads; media bytes live in DATA_DIR/media or an S3-compatible bucket (S3_BUCKET, S3_ENDPOINT, S3_REGION, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_FORCE_PATH_STYLE, S3_PREFIX). Events of messages with media carry \`data.media\` \`{ mimetype, fileLength, fileName?, sha256, downloadUrl }\` (plus \`base64\` with \`POST /message/media-settings\`); download with \`GET /message/download/{messageId}\`.
+- **Batches** (\`/send/batch/text\`, up to 1000 texts) are sent in the background, one every BATCH_INTERVAL_MS (2 s); progress at \`GET /send/batch/{batchId}\`; they survive restarts.
+
 ## Events
 Envelope: \`event\`, \`instanceId\`, \`instanceName\`, \`data\`, plus \`eventId\` (UUID, the same on every retry and channel: deduplicate with it) and \`timestamp\` (ISO 8601 UTC). 13 types: MESSAGE, SEND_MESSAGE, READ_RECEIPT, PRESENCE, HISTORY_SYNC, CHAT_PRESENCE, CALL, CONNECTION, LABEL, CONTACT, GROUP, NEWSLETTER, QRCODE. The per-instance filter \`webhookEvents\` (\`"ALL"\` or a list; set at create or with \`POST /instance/webhook\`) applies to every channel; filtered events are not recorded.
 
 Every event is written to a durable outbox before any delivery; delivery is at-least-once and survives a crash or restart.
+
+### Event data of chats, groups, users, labels, newsletters, communities and calls
+- **GROUP** \`{ id, action, author, ... }\` to every participant's instance: \`create\` (+ \`subject\`, \`participants\`; communities add \`isCommunity\`, \`announceGroupId\`), \`add\` / \`remove\` / \`promote\` / \`demote\` / \`join\` / \`leave\` / \`join_request\` / \`join_request_rejected\` (+ \`participants\`), \`update\` (+ \`changes\`: subject, description, pictureId, announce, locked, joinApproval, ephemeral, memberAddMode, inviteLinkRevoked), \`link\` / \`unlink\` (+ \`groups\`, on a community id).
+- **LABEL** \`{ action: create|edit|delete|apply|remove, label: { labelId, name, color }, chatId?, messageId? }\` to the instance.
+- **CONTACT** \`{ id, action: "update", pushName? | about? | pictureId? }\` to those with a chat with the changed person; \`{ id, action: "block" | "unblock" }\` to the instance.
+- **NEWSLETTER** \`{ id, action: create|update|delete|follow|unfollow|mute|unmute, ... }\`; posts reach followers as MESSAGE from the newsletter JID.
+- **CALL** \`{ id, from, status: offer|reject|timeout, isVideo, isGroup, timestamp, reason? }\` (\`reason: "auto_reject"\` for automatic rejections).
+- **PRESENCE** \`{ id, presence: available|unavailable, lastSeen? }\`; **READ_RECEIPT** \`{ key, receipt: "read", readTimestamp, participant? }\`; **HISTORY_SYNC** \`{ syncType: "ON_DEMAND", chatId, messages, progress }\`.
 
 ### Webhooks
 POST of the JSON envelope to \`webhookUrl\`. Headers: \`X-Webhook-Signature\` = lowercase hex HMAC-SHA256 of the exact body bytes keyed with the instance's webhook secret; \`X-Webhook-Event\`; \`X-Webhook-Event-Id\`. The secret is given (or generated) at create, returned once, and can be replaced (not read) with \`POST /instance/webhook\`. A 2xx within \`WEBHOOK_TIMEOUT_MS\` (5 s) is success; anything else is retried with exponential backoff and jitter, up to \`WEBHOOK_MAX_ATTEMPTS\` (default 5) attempts, then stored as a dead letter. Order is kept per instance: a retried event holds back that instance's later events. Redirects are not followed.
@@ -37,8 +60,20 @@ POST of the JSON envelope to \`webhookUrl\`. Headers: \`X-Webhook-Signature\` = 
 ### WebSocket
 \`GET /api/v1/ws?token=&instanceId=\` (also \`/ws\`, deprecated like every unprefixed route): live, best-effort, see the route.
 
+### Channels (brokers)
+Every event also goes, as the same JSON envelope, to each configured broker; an event leaves the outbox for a broker only once the broker confirmed it, retried for ever (never a dead letter), in order per instance. Routing uses the instance id. Event id and type travel in each broker's metadata too.
+- **RabbitMQ** (\`QUEUE_BROKER_URL\`): topic exchange \`waygate.events\`, routing key \`<instanceId>.<EVENT>\`, durable queues \`waygate.global\` (every event) and \`waygate.instance.<instanceId>\`; persistent messages, publisher confirms; \`message_id\` = eventId, \`type\` = event.
+- **Redis** (\`KV_STORE_URL\` + \`KV_STORE_GLOBAL_EVENTS=true\`): pub/sub channels \`waygate:events:<instanceId>\` and \`waygate:events\`, plus the capped stream \`waygate:events:stream\` (fields eventId, event, instanceId, body) for consumers that must not miss events.
+- **NATS** (\`LIGHT_BROKER_URL=nats://\`): subjects \`waygate.events.<instanceId>.<EVENT>\` (all: \`waygate.events.>\`), JetStream stream \`WAYGATE_EVENTS\` with PubAck when the server has JetStream.
+- **MQTT 5** (\`LIGHT_BROKER_URL=mqtt://\`): topics \`waygate/events/<instanceId>/<EVENT>\` (all: \`waygate/events/#\`), QoS 1.
+
+Prefixes are settings (\`QUEUE_BROKER_PREFIX\`, \`KV_STORE_PREFIX\`, \`LIGHT_BROKER_PREFIX\`). A broker that is down (or a wrong URL) does not stop the gateway: \`GET /server/ok\` shows each channel's state under \`channels\`, \`/metrics\` has \`waygate_channel_up\` and \`waygate_outbox_pending\`. Redis or the lightweight broker also carries live events between gateway processes, so a WebSocket client on any process sees every instance's events. Details: docs/channels.md.
+
 ### Sandbox
-Instances created with \`network: "sandbox"\` live on a built-in simulated network: real QR PNGs, pairing codes, virtual contacts, drops and logouts, all driven through the admin \`/sandbox/*\` routes. A sandbox instance never reaches a real phone.
+Instances created with \`network: "sandbox"\` live on a built-in simulated network: real QR PNGs, pairing codes, virtual contacts, drops and logouts, all driven through the admin \`/sandbox/*\` routes. A sandbox instance never reaches a real phone. Groups, communities, newsletters, labels, profiles, privacy, blocks and chat settings are modelled with the real network's rules and survive a restart; virtual contacts get profiles and business accounts with \`POST /sandbox/accounts\`, use invites with \`/sandbox/groups/join\`, and hang up calls with \`/sandbox/calls/end\`. Chat messages and unread counts are kept in memory (latest 1000 per chat).
+
+### WhatsApp
+Instances with \`network: "whatsapp"\` (the default) use the real network through Baileys; the linked-device keys live in the gateway's database, so a restart reconnects without a QR. Disconnect reasons in CONNECTION events: \`restart_required\` (reconnects at once), \`connection_lost\`, \`connection_closed\`, \`bad_session\`, \`service_unavailable\` (reconnect with capped exponential backoff and jitter), \`qr_attempts_exhausted\`, \`connection_replaced\` (another client took over: not retried), \`banned_or_blocked\` (403, not retried), and LOGGED_OUT \`device_removed\` / \`logged_out_from_phone\` (keys wiped; connect again for a new QR). People appear by phone address when known; WhatsApp's hidden ids travel beside it (\`key.remoteJidLid\`, \`key.participantLid\`, \`lid\`, \`fromLid\`). A send the network rejects after accepting it arrives as SEND_MESSAGE with \`status: "FAILED"\` and \`error.code\`. Poll votes arrive decrypted as MESSAGE with \`pollVote\`. Buttons, lists, carousels and pix go as raw interactive messages that WhatsApp renders inconsistently and that add ban risk: refused (409) unless the instance setting \`interactiveMessages\` is true. A per-instance proxy is set with \`POST /instance/proxy/{instance_id}\`. Details: docs/whatsapp.md.
 `;
 
 export function openApiDocument() {
@@ -54,8 +89,16 @@ export function openApiDocument() {
     tags: [
       { name: 'server', description: 'Liveness and health' },
       { name: 'instance', description: 'Instances, tokens, webhook settings, connecting' },
-      { name: 'send', description: 'Sending messages' },
+      { name: 'send', description: 'Sending messages of every kind, batches and status posts' },
+      { name: 'message', description: 'Media of stored messages: downloads and received-media settings' },
       { name: 'events', description: 'Dead letters and the WebSocket stream' },
+      { name: 'chat', description: 'Chats: list, search, pin, archive, mute, unread, delete, clear, history, number check' },
+      { name: 'group', description: 'Groups: create, info, participants, picture, subject, description, settings, invites, join requests' },
+      { name: 'user', description: 'People (profile, avatar, contacts, blocks, presence) and the instance\'s own profile and privacy' },
+      { name: 'label', description: 'Labels on chats and messages (WhatsApp Business accounts)' },
+      { name: 'newsletter', description: 'Newsletters (channels): create, follow, mute, posts' },
+      { name: 'community', description: 'Communities: create, link groups, announcement group' },
+      { name: 'call', description: 'Calls: reject, history, auto-reject' },
       { name: 'sandbox', description: 'Control of the simulated network (admin)' },
     ],
   };

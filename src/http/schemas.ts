@@ -13,13 +13,14 @@ export const ErrorReply = Type.Object(
 const ERROR_TEXT: Record<number, string> = {
   400: 'Invalid input: malformed JSON, wrong field type, missing or unknown field, value out of range.',
   401: 'Missing or invalid `apikey` ("invalid api key"), or a rotated token past its grace period ("token expired, please use the new token").',
-  403: 'The key is valid but not for this route (instance token on an admin route, or the admin key on an instance route).',
+  403: 'The key is valid but not for this route (instance token on an admin route, or the admin key on an instance route), or the network refuses the operation to this account (e.g. not a group admin, not a business account).',
   404: 'The addressed resource does not exist.',
   409: 'The request conflicts with the current state (name taken, instance not connected).',
   410: 'Unprefixed route called after its sunset (2027-01-01).',
   413: 'Body larger than BODY_LIMIT_BYTES.',
   415: 'Content-Type is not application/json.',
   429: 'Rate limit exceeded: `{"error":"rate limit exceeded","retryAfter":<seconds>}` and a `Retry-After` header.',
+  501: 'The instance network driver does not support this operation yet.',
   502: 'The network refused or failed the operation.',
 };
 
@@ -61,3 +62,8 @@ export const InstanceIdParams = Type.Object(
 
 export const ADMIN = [{ apikey: [] }];
 export const INSTANCE = [{ apikey: [] }];
+
+/** A paged query with more fields: `offset`/`limit` plus the route's own filters. */
+export function PagedQuery<P extends Record<string, TSchema>>(properties: P) {
+  return Type.Object({ ...PagingQuery.properties, ...properties }, { additionalProperties: false });
+}

@@ -5,7 +5,7 @@ import { callerInstance, type RoutePlugin } from '../http/types.js';
 import type { SessionRegistry } from '../network/sessions.js';
 import { errors } from '../errors.js';
 import * as S from './schema.js';
-import { publicInstance, type InstanceService } from './service.js';
+import { maskProxyPassword, publicInstance, type InstanceService } from './service.js';
 
 const tags = ['instance'];
 const admin = { access: 'admin' as const };
@@ -183,6 +183,32 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
       await sessions.session(target).reconnect();
       const after = await instances.get(target.id);
       return { instanceId: after.id, instanceName: after.name, status: after.status, ...(after.number ? { number: after.number } : {}) };
+    });
+
+    app.post('/instance/proxy/:instance_id', {
+      config: admin,
+      schema: {
+        tags, security: ADMIN, summary: 'Set or clear the instance proxy (admin)',
+        description: 'Routes the instance\'s network traffic (chat socket, media uploads and downloads, link previews) through `proxyUrl`: `http://`, `https://`, `socks4://`, `socks4a://`, `socks5://` or `socks5h://`, with optional `user:password@`. `null` removes it. A connected instance reconnects at once to apply it (CONNECTION `DISCONNECTED` reason `reconnect_requested`, then `CONNECTED`); otherwise it applies at the next connect. The reply shows the URL without its password. Sandbox instances store it but do not use it.',
+        params: InstanceIdParams,
+        body: Type.Object({ proxyUrl: Type.Union([Type.String({ pattern: '^(https?|socks(4a?|5h?)?)://[^\\s]+$', maxLength: 2048 }), Type.Null()]) }, { additionalProperties: false }),
+        response: { 200: Type.Object({ instanceId: Type.String(), proxyUrl: Type.Union([Type.String(), Type.Null()]), status: S.Status }), ...errorResponses(400, 401, 403, 404) },
+      },
+    }, async (request) => {
+      const { proxyUrl } = request.body;
+      if (proxyUrl !== null) {
+        let host = '';
+        try {
+          host = new URL(proxyUrl).hostname;
+        } catch {
+          throw errors.badRequest('proxyUrl is not a valid URL');
+        }
+        if (!host) throw errors.badRequest('proxyUrl needs a host');
+      }
+      const updated = await instances.updateSettings(request.params.instance_id, { proxyUrl });
+      if (updated.status === 'CONNECTED' && sessions.has(updated.id)) await sessions.session(updated).reconnect();
+      const after = await instances.get(updated.id);
+      return { instanceId: after.id, proxyUrl: maskProxyPassword(after.proxyUrl), status: after.status };
     });
   };
 }

@@ -53,8 +53,134 @@ export interface MessageKey {
   id: string;
 }
 
-/** Canonical outgoing message: a tagged union of every kind. Later kinds join the union. */
-export type OutgoingMessage = { kind: 'text'; to: string; text: string };
+/** Where status (stories) posts go: recipients see them in the chat `status@broadcast`. */
+export const STATUS_JID = 'status@broadcast';
+
+/**
+ * Media that the gateway fetched or decoded itself and checked: the MIME type is sniffed from the
+ * bytes, the size is within the kind's limit. A caller's URL or file path never reaches a driver.
+ */
+export interface MediaPayload {
+  data: Buffer;
+  mimetype: string;
+  fileName?: string;
+  /** Lowercase hex SHA-256 of `data`. */
+  sha256: string;
+  /** Pixel size of images, stickers and thumbnails, when the gateway could read it. */
+  width?: number;
+  height?: number;
+  /** Animated WebP stickers. */
+  animated?: boolean;
+}
+
+/** A message from this instance's message store that a new message replies to. */
+export interface QuotedMessage {
+  key: MessageKey;
+  /** The author when the quoted message came from a group or status (`<number>@s.whatsapp.net`). */
+  participant?: string;
+  message: Record<string, unknown>;
+}
+
+/** The fields every message sent to one chat may carry. */
+export interface Addressed {
+  /** The recipient: digits with country code. */
+  to: string;
+  quoted?: QuotedMessage;
+  /** Numbers mentioned in the message (`@<number>` in the text shows them highlighted). */
+  mentions?: string[];
+  /** Show "typing…" (or "recording…" before a voice note) for this long, then send. */
+  delayMs?: number;
+}
+
+export const BUTTON_TYPES = ['reply', 'url', 'call', 'copy'] as const;
+export type ButtonType = (typeof BUTTON_TYPES)[number];
+
+/** A button of an interactive message: a quick reply, or an action (open URL, call, copy a code). */
+export type MessageButton =
+  | { type: 'reply'; id: string; text: string }
+  | { type: 'url'; text: string; url: string }
+  | { type: 'call'; text: string; phoneNumber: string }
+  | { type: 'copy'; text: string; code: string };
+
+export interface ListSection {
+  title: string;
+  rows: { id: string; title: string; description?: string }[];
+}
+
+export interface CarouselCard {
+  mediaType: 'image' | 'video';
+  media: MediaPayload;
+  text: string;
+  footer?: string;
+  buttons: MessageButton[];
+}
+
+/** A contact card: the display name and the vCard 3.0 text the gateway built. */
+export interface ContactCard {
+  displayName: string;
+  vcard: string;
+}
+
+export const PIX_KEY_TYPES = ['CPF', 'CNPJ', 'PHONE', 'EMAIL', 'EVP'] as const;
+export type PixKeyType = (typeof PIX_KEY_TYPES)[number];
+
+/** Fonts of text status posts, with the number the network uses for each. */
+export const STATUS_FONTS = {
+  SYSTEM: 0,
+  SYSTEM_TEXT: 1,
+  FB_SCRIPT: 2,
+  SYSTEM_BOLD: 6,
+  MORNINGBREEZE_REGULAR: 7,
+  CALISTOGA_REGULAR: 8,
+  EXO2_EXTRABOLD: 9,
+  COURIERPRIME_BOLD: 10,
+} as const;
+export type StatusFont = keyof typeof STATUS_FONTS;
+
+export type SendableMediaType = 'image' | 'video' | 'audio' | 'document';
+
+/**
+ * Canonical outgoing message: a tagged union of every kind. Drivers switch over `kind`
+ * exhaustively, so a new kind cannot be forgotten by one of them.
+ */
+export type OutgoingMessage =
+  | (Addressed & { kind: 'text'; text: string; linkPreview: boolean })
+  | (Addressed & { kind: 'media'; mediaType: SendableMediaType; media: MediaPayload; caption?: string; voiceNote?: boolean })
+  | (Addressed & { kind: 'link'; text: string; url: string; title?: string; description?: string; thumbnail?: MediaPayload })
+  | (Addressed & { kind: 'location'; latitude: number; longitude: number; name?: string; address?: string; url?: string })
+  | (Addressed & { kind: 'contact'; contacts: ContactCard[] })
+  | (Addressed & {
+      kind: 'buttons';
+      text: string;
+      title?: string;
+      footer?: string;
+      header?: { mediaType: 'image' | 'video'; media: MediaPayload };
+      buttons: MessageButton[];
+    })
+  | (Addressed & { kind: 'list'; title?: string; text: string; footer?: string; buttonText: string; sections: ListSection[] })
+  | (Addressed & { kind: 'poll'; name: string; options: string[]; selectableCount: number })
+  | (Addressed & { kind: 'sticker'; media: MediaPayload })
+  | (Addressed & {
+      kind: 'pix';
+      merchantName: string;
+      key: string;
+      keyType: PixKeyType;
+      /** In centavos; absent lets the payer choose the amount. */
+      amountCents?: number;
+      text?: string;
+    })
+  | (Addressed & { kind: 'carousel'; text: string; footer?: string; cards: CarouselCard[] })
+  | (Addressed & {
+      kind: 'forward';
+      /** The stored message being forwarded, as it was sent or received. */
+      original: QuotedMessage;
+      /** Its media bytes, from the media store, when the message has media. */
+      media?: MediaPayload;
+    })
+  | { kind: 'status_text'; audience: string[]; text: string; backgroundColor: string; font: StatusFont }
+  | { kind: 'status_media'; audience: string[]; mediaType: 'image' | 'video' | 'audio'; media: MediaPayload; caption?: string };
+
+export type OutgoingKind = OutgoingMessage['kind'];
 
 export interface SentMessage {
   key: MessageKey;
@@ -74,6 +200,19 @@ export interface ConnectionData {
 export interface CanonicalEvent {
   type: EventType;
   data: Record<string, unknown>;
+  /**
+   * The media bytes of a MESSAGE or SEND_MESSAGE event that carries an image, video, audio,
+   * document or sticker. The registry loads them once, keeps them in the media store and adds
+   * `data.media` (type, size, download route); they never travel inside the event itself.
+   */
+  media?: EventMedia;
+}
+
+export interface EventMedia {
+  mimetype: string;
+  fileName?: string;
+  /** Produces the plain bytes (a driver downloads and decrypts here). */
+  load(): Promise<Buffer>;
 }
 
 export interface QrSnapshot {
@@ -114,6 +253,15 @@ export interface Session {
   /** Stop this session without logging out (shutdown, instance deletion). */
   close(): Promise<void>;
   send(message: OutgoingMessage): Promise<SentMessage>;
+  // Optional capabilities (defined at the end of this file). A driver leaves out what it cannot do
+  // yet; the services then answer 501 instead of failing.
+  chats?: ChatOperations;
+  groups?: GroupOperations;
+  users?: UserOperations;
+  labels?: LabelOperations;
+  newsletters?: NewsletterOperations;
+  communities?: CommunityOperations;
+  calls?: CallOperations;
 }
 
 export interface NetworkDriver {
@@ -122,4 +270,426 @@ export interface NetworkDriver {
   /** Forget everything the network holds for an instance that is being deleted. */
   forget?(instanceId: string): Promise<void>;
   stop(): Promise<void>;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Capabilities beyond connecting and sending: chats, groups, users, labels, newsletters,
+// communities and calls. Every address is a JID; every time is Unix seconds (as in message
+// payloads). Operations throw AppError for what the network refuses (403 not an admin, 404 unknown
+// group, 409 conflicting state), with the message the API shows.
+// ------------------------------------------------------------------------------------------------
+
+export const GROUP_SERVER = 'g.us';
+export const NEWSLETTER_SERVER = 'newsletter';
+
+export function isGroupJid(jid: string): boolean {
+  return /^[0-9]+(-[0-9]+)?@g\.us$/.test(jid);
+}
+
+export function isNewsletterJid(jid: string): boolean {
+  return /^[0-9]+@newsletter$/.test(jid);
+}
+
+/** A chat id as API callers give it (digits for a person, or a JID) in JID form; undefined if neither. */
+export function toChatJid(chatId: string): string | undefined {
+  if (/^[0-9]{7,15}$/.test(chatId)) return toJid(chatId);
+  if (jidToNumber(chatId) || isGroupJid(chatId) || isNewsletterJid(chatId)) return chatId;
+  return undefined;
+}
+
+export const GROUP_INVITE_LINK_PREFIX = 'https://chat.whatsapp.com/';
+export const NEWSLETTER_INVITE_LINK_PREFIX = 'https://whatsapp.com/channel/';
+
+/** The code of an invite given as a code or as a full invite link. */
+export function inviteCodeOf(codeOrLink: string): string {
+  const trimmed = codeOrLink.trim();
+  for (const prefix of [GROUP_INVITE_LINK_PREFIX, NEWSLETTER_INVITE_LINK_PREFIX, 'https://www.whatsapp.com/channel/']) {
+    if (trimmed.startsWith(prefix)) return trimmed.slice(prefix.length).split(/[/?#]/)[0] ?? '';
+  }
+  return trimmed;
+}
+
+export interface PageRequest {
+  offset: number;
+  limit: number;
+}
+
+export interface PageOf<T> {
+  items: T[];
+  total: number;
+}
+
+/** An image handed to the network (profile, group and newsletter pictures). */
+export interface ImageInput {
+  data: Buffer;
+  mimetype: 'image/jpeg' | 'image/png';
+}
+
+/** A picture as the network serves it; `url` may be a data: URL (sandbox) or an https URL. */
+export interface PictureView {
+  jid: string;
+  pictureId: string | null;
+  url: string | null;
+}
+
+// --- chats ---
+
+export type ChatKind = 'person' | 'group' | 'newsletter';
+
+export interface ChatMessage {
+  key: MessageKey;
+  /** Sender inside a group or community chat. */
+  participant?: string;
+  pushName?: string;
+  message: Record<string, unknown>;
+  messageTimestamp: number;
+  /** Label ids on this message (business accounts). */
+  labels: string[];
+}
+
+export interface ChatSummary {
+  chatId: string;
+  kind: ChatKind;
+  name: string | null;
+  unreadCount: number;
+  markedUnread: boolean;
+  pinned: boolean;
+  archived: boolean;
+  muted: boolean;
+  /** When the mute ends; null when not muted or muted for ever. */
+  mutedUntil: number | null;
+  labels: string[];
+  lastMessage: ChatMessage | null;
+  /** Time of the last activity in the chat. */
+  conversationTimestamp: number | null;
+}
+
+export interface ChatFilter {
+  /** Case-insensitive text found in the chat name, its number or one of its messages. */
+  query?: string;
+  archived?: boolean;
+  pinned?: boolean;
+  unread?: boolean;
+  labelId?: string;
+  kind?: ChatKind;
+}
+
+export interface NumberCheck {
+  number: string;
+  jid: string;
+  exists: boolean;
+}
+
+export interface ChatOperations {
+  /** Pinned chats first, then by last activity, newest first. */
+  list(filter: ChatFilter, page: PageRequest): Promise<PageOf<ChatSummary>>;
+  get(chatId: string): Promise<ChatSummary>;
+  setPinned(chatId: string, pinned: boolean): Promise<ChatSummary>;
+  setArchived(chatId: string, archived: boolean): Promise<ChatSummary>;
+  /** `until`: Unix seconds, or null for ever. */
+  mute(chatId: string, until: number | null): Promise<ChatSummary>;
+  unmute(chatId: string): Promise<ChatSummary>;
+  markUnread(chatId: string): Promise<ChatSummary>;
+  /** Marks every message of the chat read; senders get read receipts. */
+  markRead(chatId: string): Promise<ChatSummary>;
+  /** Removes the chat and its messages from this account. */
+  delete(chatId: string): Promise<void>;
+  /** Removes the messages, keeps the chat. */
+  clear(chatId: string): Promise<ChatSummary>;
+  /** Messages of a chat, newest first. */
+  history(chatId: string, page: PageRequest): Promise<PageOf<ChatMessage>>;
+  /** Asks the phone to send older messages again; they arrive as a HISTORY_SYNC event. */
+  requestHistory(chatId: string, count: number): Promise<{ requested: number }>;
+  checkNumbers(numbers: string[]): Promise<NumberCheck[]>;
+}
+
+// --- groups ---
+
+export type GroupRole = 'superadmin' | 'admin' | 'member';
+
+export interface GroupParticipant {
+  jid: string;
+  number: string;
+  role: GroupRole;
+}
+
+export interface GroupSettings {
+  /** Only admins send messages. */
+  announce: boolean;
+  /** Only admins edit subject, description and picture. */
+  locked: boolean;
+  /** New members through an invite link wait for an admin's approval. */
+  joinApproval: boolean;
+  /** Disappearing messages after this many seconds; 0 is off. */
+  ephemeral: number;
+  /** Who may add participants. */
+  memberAddMode: 'admins' | 'all';
+}
+
+export interface GroupInfo extends GroupSettings {
+  groupId: string;
+  subject: string;
+  subjectOwner: string | null;
+  subjectTimestamp: number | null;
+  description: string | null;
+  owner: string | null;
+  creation: number;
+  size: number;
+  participants: GroupParticipant[];
+  /** The community this group is linked to. */
+  communityId: string | null;
+  /** True for the announcement group of a community. */
+  isCommunityAnnounce: boolean;
+}
+
+export type ParticipantAction = 'add' | 'remove' | 'promote' | 'demote';
+
+export type ParticipantOutcome =
+  | 'ok'
+  | 'already_participant'
+  | 'not_participant'
+  | 'not_on_network'
+  | 'privacy_restricted'
+  | 'not_allowed'
+  | 'group_full'
+  | 'no_request';
+
+export interface ParticipantResult {
+  number: string;
+  jid: string;
+  status: ParticipantOutcome;
+}
+
+export interface GroupInvitePreview {
+  groupId: string;
+  subject: string;
+  description: string | null;
+  owner: string | null;
+  creation: number;
+  size: number;
+  joinApproval: boolean;
+  isCommunity: boolean;
+}
+
+export interface JoinRequest {
+  jid: string;
+  number: string;
+  requestedAt: number;
+}
+
+export interface GroupOperations {
+  create(subject: string, participants: string[], description?: string): Promise<{ group: GroupInfo; results: ParticipantResult[] }>;
+  info(groupId: string): Promise<GroupInfo>;
+  /** Groups this account participates in (community announcement groups included). */
+  list(page: PageRequest): Promise<PageOf<GroupInfo>>;
+  updateParticipants(groupId: string, action: ParticipantAction, numbers: string[]): Promise<ParticipantResult[]>;
+  picture(groupId: string): Promise<PictureView>;
+  setPicture(groupId: string, image: ImageInput): Promise<PictureView>;
+  removePicture(groupId: string): Promise<PictureView>;
+  setSubject(groupId: string, subject: string): Promise<GroupInfo>;
+  /** An empty description removes it. */
+  setDescription(groupId: string, description: string): Promise<GroupInfo>;
+  updateSettings(groupId: string, settings: Partial<GroupSettings>): Promise<GroupInfo>;
+  inviteCode(groupId: string): Promise<string>;
+  revokeInvite(groupId: string): Promise<string>;
+  inviteInfo(code: string): Promise<GroupInvitePreview>;
+  /** `requested` when the group needs an admin's approval. */
+  join(code: string): Promise<{ groupId: string; status: 'joined' | 'requested' }>;
+  leave(groupId: string): Promise<void>;
+  joinRequests(groupId: string, page: PageRequest): Promise<PageOf<JoinRequest>>;
+  handleJoinRequests(groupId: string, action: 'approve' | 'reject', numbers: string[]): Promise<ParticipantResult[]>;
+}
+
+// --- communities ---
+
+export interface CommunityInfo {
+  communityId: string;
+  subject: string;
+  description: string | null;
+  owner: string | null;
+  creation: number;
+  /** The community's announcement group: every member is in it, only admins write. */
+  announceGroupId: string;
+  /** Linked groups (the announcement group not included). */
+  groups: { groupId: string; subject: string }[];
+  /** Members: admins plus participants of the linked groups. */
+  size: number;
+  role: 'admin' | 'member';
+}
+
+export interface CommunityOperations {
+  create(subject: string, description?: string): Promise<CommunityInfo>;
+  info(communityId: string): Promise<CommunityInfo>;
+  list(page: PageRequest): Promise<PageOf<CommunityInfo>>;
+  link(communityId: string, groupIds: string[]): Promise<CommunityInfo>;
+  unlink(communityId: string, groupIds: string[]): Promise<CommunityInfo>;
+  groups(communityId: string, page: PageRequest): Promise<PageOf<GroupInfo>>;
+  /** Posts a text to the announcement group (admins only). */
+  announce(communityId: string, text: string): Promise<SentMessage>;
+}
+
+// --- users ---
+
+export interface BusinessProfile {
+  description: string | null;
+  category: string | null;
+  email: string | null;
+  website: string[];
+  address: string | null;
+}
+
+export interface UserInfo {
+  jid: string;
+  number: string;
+  /** Profile name (push name) as the user set it. */
+  name: string | null;
+  about: string | null;
+  aboutTimestamp: number | null;
+  pictureUrl: string | null;
+  isBusiness: boolean;
+  businessProfile: BusinessProfile | null;
+  /** Whether this account blocked the user. */
+  blocked: boolean;
+}
+
+export interface Contact {
+  jid: string;
+  number: string;
+  name: string | null;
+  isBusiness: boolean;
+}
+
+export type PrivacyAudience = 'all' | 'contacts' | 'contact_blacklist' | 'none';
+
+export interface PrivacySettings {
+  lastSeen: PrivacyAudience;
+  online: 'all' | 'match_last_seen';
+  profilePicture: PrivacyAudience;
+  about: PrivacyAudience;
+  groupAdd: 'all' | 'contacts' | 'contact_blacklist';
+  readReceipts: 'all' | 'none';
+  calls: 'all' | 'known';
+}
+
+export interface OwnProfile {
+  jid: string;
+  number: string;
+  name: string | null;
+  about: string | null;
+  pictureUrl: string | null;
+  isBusiness: boolean;
+  businessProfile: BusinessProfile | null;
+}
+
+export interface PresenceView {
+  jid: string;
+  presence: 'available' | 'unavailable';
+  lastSeen: number | null;
+}
+
+export interface UserOperations {
+  info(number: string): Promise<UserInfo>;
+  avatar(number: string): Promise<PictureView>;
+  contacts(page: PageRequest): Promise<PageOf<Contact>>;
+  privacy(): Promise<PrivacySettings>;
+  setPrivacy(patch: Partial<PrivacySettings>): Promise<PrivacySettings>;
+  block(number: string): Promise<void>;
+  unblock(number: string): Promise<void>;
+  blocklist(page: PageRequest): Promise<PageOf<{ jid: string; number: string }>>;
+  profile(): Promise<OwnProfile>;
+  setName(name: string): Promise<OwnProfile>;
+  setAbout(about: string): Promise<OwnProfile>;
+  setPicture(image: ImageInput): Promise<OwnProfile>;
+  removePicture(): Promise<OwnProfile>;
+  /** PRESENCE events of `number` follow; the current one (when visible) comes at once. */
+  subscribePresence(number: string): Promise<PresenceView | null>;
+  setPresence(presence: 'available' | 'unavailable'): Promise<void>;
+}
+
+// --- labels (business accounts) ---
+
+export interface Label {
+  labelId: string;
+  name: string;
+  /** Colour index 0..19 of the WhatsApp Business palette. */
+  color: number;
+}
+
+export interface LabelTarget {
+  chatId: string;
+  messageId?: string;
+}
+
+export interface LabelOperations {
+  list(page: PageRequest): Promise<PageOf<Label>>;
+  create(name: string, color: number): Promise<Label>;
+  edit(labelId: string, changes: { name?: string; color?: number }): Promise<Label>;
+  delete(labelId: string): Promise<void>;
+  /** Returns the label ids now on the target. */
+  apply(labelId: string, target: LabelTarget): Promise<string[]>;
+  remove(labelId: string, target: LabelTarget): Promise<string[]>;
+}
+
+// --- newsletters (channels) ---
+
+export type NewsletterRole = 'owner' | 'subscriber' | 'guest';
+
+export interface NewsletterInfo {
+  newsletterId: string;
+  name: string;
+  description: string | null;
+  inviteCode: string;
+  inviteLink: string;
+  pictureUrl: string | null;
+  role: NewsletterRole;
+  muted: boolean;
+  followers: number;
+  verified: boolean;
+  creation: number;
+}
+
+export interface NewsletterMessage {
+  key: MessageKey;
+  /** The network's sequence number of the post in its newsletter. */
+  serverId: number;
+  message: Record<string, unknown>;
+  messageTimestamp: number;
+}
+
+export interface NewsletterOperations {
+  create(input: { name: string; description?: string; picture?: ImageInput }): Promise<NewsletterInfo>;
+  list(page: PageRequest, role?: NewsletterRole): Promise<PageOf<NewsletterInfo>>;
+  info(ref: { newsletterId: string } | { inviteCode: string }): Promise<NewsletterInfo>;
+  update(newsletterId: string, changes: { name?: string; description?: string; picture?: ImageInput | null }): Promise<NewsletterInfo>;
+  delete(newsletterId: string): Promise<void>;
+  follow(newsletterId: string): Promise<NewsletterInfo>;
+  unfollow(newsletterId: string): Promise<NewsletterInfo>;
+  setMuted(newsletterId: string, muted: boolean): Promise<NewsletterInfo>;
+  /** Posts, newest first. */
+  messages(newsletterId: string, page: PageRequest): Promise<PageOf<NewsletterMessage>>;
+  /** Posts a text (owner only); followers get it as a MESSAGE. */
+  send(newsletterId: string, text: string): Promise<SentMessage & { serverId: number }>;
+}
+
+// --- calls ---
+
+export interface CallRecord {
+  callId: string;
+  /** The caller. */
+  from: string;
+  direction: 'incoming' | 'outgoing';
+  isVideo: boolean;
+  isGroup: boolean;
+  status: 'ringing' | 'rejected' | 'missed' | 'ended';
+  /** Who rejected: this account on request, or the per-instance auto-reject policy. */
+  rejectedBy: 'user' | 'auto' | null;
+  offeredAt: number;
+  endedAt: number | null;
+}
+
+export interface CallOperations {
+  /** Rejects a ringing call; `from` helps drivers that do not keep a call log. */
+  reject(callId: string, options?: { from?: string; automatic?: boolean }): Promise<CallRecord>;
+  /** Newest first. */
+  history(page: PageRequest): Promise<PageOf<CallRecord>>;
 }

@@ -17,6 +17,8 @@ interface Entry {
 
 export class SessionRegistry {
   private readonly entries = new Map<string, Entry>();
+  private readonly observers: ((instanceId: string, event: CanonicalEvent) => void)[] = [];
+  private readonly recorders: ((instanceId: string, event: CanonicalEvent) => Promise<void>)[] = [];
   private readonly drivers: Map<NetworkName, NetworkDriver>;
 
   constructor(
@@ -56,6 +58,22 @@ export class SessionRegistry {
     entry.session = driver.open(host);
     this.entries.set(instance.id, entry);
     return entry.session;
+  }
+
+  /**
+   * In-process observers of every event a session emits, before any instance filter (per-instance
+   * policies such as call auto-reject must act even when the event is not delivered).
+   */
+  observe(observer: (instanceId: string, event: CanonicalEvent) => void): void {
+    this.observers.push(observer);
+  }
+
+  /**
+   * Steps that run inside each instance's event order, before the event is queued: the message
+   * store keeps media and messages here and adds `data.media` to the event.
+   */
+  beforeQueue(recorder: (instanceId: string, event: CanonicalEvent) => Promise<void>): void {
+    this.recorders.push(recorder);
   }
 
   has(instanceId: string): boolean {
@@ -118,6 +136,13 @@ export class SessionRegistry {
         const number = data.status === 'LOGGED_OUT' ? null : data.number;
         await this.instances.setConnectionState(instanceId, data.status, number);
       }
+      for (const recorder of this.recorders) {
+        try {
+          await recorder(instanceId, event);
+        } catch (error) {
+          this.log.error({ err: error, instanceId, event: event.type }, 'event recorder failed');
+        }
+      }
       return this.bus.enqueue(instanceId, event);
     };
     const queued = entry.tail.then(run, run);
@@ -125,6 +150,14 @@ export class SessionRegistry {
       () => undefined,
       (error: unknown) => this.log.error({ err: error, instanceId, event: event.type }, 'could not record event'),
     );
+    // Observers run after the event took its place in the order, so what they emit comes after it.
+    for (const observer of this.observers) {
+      try {
+        observer(instanceId, event);
+      } catch (error) {
+        this.log.warn({ err: error, instanceId, event: event.type }, 'event observer failed');
+      }
+    }
     return queued.then(async ({ stored }) => {
       await stored;
     });

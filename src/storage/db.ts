@@ -55,11 +55,21 @@ export async function openStorage(databaseUrl: string, options: OpenOptions = {}
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+    if (schema) await createSchemaIfMissing(db, schema);
     storage = { db, dialect: 'postgres', close: () => db.destroy() };
   }
-  await migrateToLatest(storage.db, storage.dialect);
+  await migrateToLatest(storage.db, storage.dialect, storage.dialect === 'postgres' ? options.schema : undefined);
   return storage;
+}
+
+/** Two processes starting together may both try; PostgreSQL can then fail one `if not exists`. */
+async function createSchemaIfMissing(db: Kysely<Database>, schema: string): Promise<void> {
+  try {
+    await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+  } catch (error) {
+    const found = await sql<{ n: number }>`select 1 as n from pg_namespace where nspname = ${schema}`.execute(db);
+    if (found.rows.length === 0) throw error;
+  }
 }
 
 /** Drops a PostgreSQL schema made for a test run. */

@@ -92,6 +92,99 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
       },
     },
+    '0003_messages': {
+      // The message store (quotes, forwards, media downloads) and the durable /send/batch/text queue.
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('messages')
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('message_id', 'text', (c) => c.notNull())
+          .addColumn('remote_jid', 'text', (c) => c.notNull())
+          .addColumn('from_me', 'integer', (c) => c.notNull())
+          .addColumn('participant', 'text')
+          .addColumn('push_name', 'text')
+          .addColumn('message_type', 'text', (c) => c.notNull())
+          .addColumn('content', 'text', (c) => c.notNull())
+          .addColumn('message_timestamp', sql.raw(big), (c) => c.notNull())
+          .addColumn('media_key', 'text')
+          .addColumn('media_mimetype', 'text')
+          .addColumn('media_size', sql.raw(big))
+          .addColumn('media_file_name', 'text')
+          .addColumn('media_sha256', 'text')
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .addPrimaryKeyConstraint('messages_pk', ['instance_id', 'message_id'])
+          .execute();
+        await db.schema.createIndex('messages_created').on('messages').columns(['created_at']).execute();
+        await db.schema
+          .createTable('send_batches')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('total', 'integer', (c) => c.notNull())
+          .addColumn('interval_ms', 'integer', (c) => c.notNull())
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('started_at', sql.raw(big))
+          .addColumn('finished_at', sql.raw(big))
+          .execute();
+        await db.schema.createIndex('send_batches_instance').on('send_batches').columns(['instance_id', 'created_at']).execute();
+        await db.schema.createIndex('send_batches_status').on('send_batches').columns(['status']).execute();
+        await db.schema
+          .createTable('send_batch_items')
+          .addColumn('batch_id', 'text', (c) => c.notNull().references('send_batches.id').onDelete('cascade'))
+          .addColumn('position', 'integer', (c) => c.notNull())
+          .addColumn('number', 'text', (c) => c.notNull())
+          .addColumn('payload', 'text', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('message_id', 'text')
+          .addColumn('error', 'text')
+          .addColumn('sent_at', sql.raw(big))
+          .addPrimaryKeyConstraint('send_batch_items_pk', ['batch_id', 'position'])
+          .execute();
+      },
+    },
+    '0004_whatsapp_auth': {
+      // The WhatsApp driver's linked-device state: Baileys' creds and Signal keys per instance, and
+      // the LID <-> phone-number mapping it learns. Deleting an instance deletes all of it.
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('whatsapp_auth_creds')
+          .addColumn('instance_id', 'text', (c) => c.primaryKey().references('instances.id').onDelete('cascade'))
+          .addColumn('creds', 'text', (c) => c.notNull())
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('whatsapp_auth_keys')
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('type', 'text', (c) => c.notNull())
+          .addColumn('key_id', 'text', (c) => c.notNull())
+          .addColumn('value', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('whatsapp_auth_keys_pk', ['instance_id', 'type', 'key_id'])
+          .execute();
+        await db.schema
+          .createTable('whatsapp_lid_mappings')
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('lid', 'text', (c) => c.notNull())
+          .addColumn('pn', 'text', (c) => c.notNull())
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .addPrimaryKeyConstraint('whatsapp_lid_mappings_pk', ['instance_id', 'lid'])
+          .execute();
+        await db.schema.createIndex('whatsapp_lid_mappings_pn').on('whatsapp_lid_mappings').columns(['instance_id', 'pn']).execute();
+      },
+    },
+    '0005_sandbox_world': {
+      // The simulated network's shared state (accounts, groups, communities, newsletters, chat
+      // settings, call logs) as JSON documents, so what users build in the sandbox survives a restart.
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('sandbox_world')
+          .addColumn('kind', 'text', (c) => c.notNull())
+          .addColumn('id', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .addPrimaryKeyConstraint('sandbox_world_pk', ['kind', 'id'])
+          .execute();
+      },
+    },
   };
 }
 
@@ -102,8 +195,13 @@ class StaticProvider implements MigrationProvider {
   }
 }
 
-export async function migrateToLatest(db: Kysely<any>, dialect: Dialect): Promise<void> {
-  const migrator = new Migrator({ db, provider: new StaticProvider(dialect) });
+/**
+ * `schema` names the PostgreSQL schema that holds Waygate's tables. Kysely looks for its own
+ * bookkeeping tables in every schema unless told which one, so without it a second Waygate schema
+ * in the same database would find the first one's lock table and never create its own.
+ */
+export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, schema?: string): Promise<void> {
+  const migrator = new Migrator({ db, provider: new StaticProvider(dialect), ...(schema ? { migrationTableSchema: schema } : {}) });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
 }

@@ -69,6 +69,89 @@ export interface SandboxAccountsTable {
   created_at: number;
 }
 
+/** One document of the sandbox world: kind `account`, `group`, `community`, `newsletter`, `chats`, `calls`. */
+export interface SandboxWorldTable {
+  kind: string;
+  id: string;
+  /** JSON of the document. */
+  body: string;
+  updated_at: number;
+}
+
+/** Baileys' AuthenticationCreds of a WhatsApp instance, as BufferJSON text. */
+export interface WhatsAppAuthCredsTable {
+  instance_id: string;
+  creds: string;
+  updated_at: number;
+}
+
+/** One Signal key (SignalKeyStore entry) of a WhatsApp instance: `type` is Baileys' key type. */
+export interface WhatsAppAuthKeysTable {
+  instance_id: string;
+  type: string;
+  key_id: string;
+  /** BufferJSON text of the key. */
+  value: string;
+}
+
+/** A hidden WhatsApp id (LID) and the phone number it stands for, both as the user part only. */
+export interface WhatsAppLidMappingsTable {
+  instance_id: string;
+  lid: string;
+  pn: string;
+  updated_at: number;
+}
+
+/** A message this instance sent or received, as the message store keeps it. */
+export interface MessagesTable {
+  instance_id: string;
+  message_id: string;
+  remote_jid: string;
+  /** 1 when the instance sent it. */
+  from_me: number;
+  participant: string | null;
+  push_name: string | null;
+  /** The content's kind, e.g. `conversation`, `imageMessage`. */
+  message_type: string;
+  /** JSON of the content in the network payload shape. */
+  content: string;
+  /** Unix seconds. */
+  message_timestamp: number;
+  /** Key of the media bytes in the media store, when the message has media. */
+  media_key: string | null;
+  media_mimetype: string | null;
+  media_size: number | null;
+  media_file_name: string | null;
+  media_sha256: string | null;
+  created_at: number;
+}
+
+/** A /send/batch/text job: its items are sent one by one, paced, and survive a restart. */
+export interface SendBatchesTable {
+  id: string;
+  instance_id: string;
+  /** queued | running | completed | cancelled */
+  status: string;
+  total: number;
+  interval_ms: number;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+export interface SendBatchItemsTable {
+  batch_id: string;
+  position: number;
+  number: string;
+  /** JSON: the text message fields of the item. */
+  payload: string;
+  /** pending | sending | sent | failed | cancelled */
+  status: string;
+  message_id: string | null;
+  error: string | null;
+  sent_at: number | null;
+}
+
 export interface Database {
   instances: InstancesTable;
   instance_tokens: InstanceTokensTable;
@@ -76,6 +159,13 @@ export interface Database {
   outbox_pending: OutboxPendingTable;
   dead_letters: DeadLettersTable;
   sandbox_accounts: SandboxAccountsTable;
+  messages: MessagesTable;
+  send_batches: SendBatchesTable;
+  send_batch_items: SendBatchItemsTable;
+  sandbox_world: SandboxWorldTable;
+  whatsapp_auth_creds: WhatsAppAuthCredsTable;
+  whatsapp_auth_keys: WhatsAppAuthKeysTable;
+  whatsapp_lid_mappings: WhatsAppLidMappingsTable;
 }
 
 export type InstanceRow = Selectable<InstancesTable>;

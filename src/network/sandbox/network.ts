@@ -3,10 +3,11 @@
  * and which session is linked to which number. Sessions of sandbox instances live here; two of them
  * can message each other, and virtual contacts act through the /sandbox control routes.
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Clock } from '../../clock.js';
 import { AppError, errors } from '../../errors.js';
-import { toJid, type MessageKey } from '../port.js';
+import { STATUS_JID, toJid, type EventMedia, type MessageKey } from '../port.js';
 import type { SandboxSession } from './session.js';
 
 export function newMessageId(): string {
@@ -27,7 +28,11 @@ export class SandboxNetwork {
   /** Display names of virtual contacts (default: the number). */
   private readonly names = new Map<string, string>();
 
-  constructor(readonly clock: Clock) {}
+  constructor(
+    readonly clock: Clock,
+    /** Waits of the simulated phones (typing before a send); tests may pass their own. */
+    readonly sleep: (ms: number) => Promise<void> = (ms) => sleepFor(ms).then(() => undefined),
+  ) {}
 
   newPairingCode(number: string, session: SandboxSession, ttlMs: number): string {
     for (const [code, entry] of this.pairingCodes) if (entry.session === session) this.pairingCodes.delete(code);
@@ -87,14 +92,67 @@ export class SandboxNetwork {
 
   /** Delivers a text from any sender (virtual contact or instance) to a linked instance, if any. */
   async deliverText(from: string, to: string, text: string, id = newMessageId()): Promise<{ key: MessageKey; messageTimestamp: number } | undefined> {
+    return this.deliver(from, to, { conversation: text }, { id });
+  }
+
+  /**
+   * Delivers any message payload from `from` to the instance linked to `to`, if one is connected
+   * (otherwise the recipient is a virtual contact and the message just arrives). `chat` is the
+   * chat it belongs to for the recipient: the sender's address, or `status@broadcast` for stories,
+   * where the sender is named as `participant`.
+   */
+  async deliver(
+    from: string,
+    to: string,
+    message: Record<string, unknown>,
+    options: { id?: string; media?: EventMedia; chat?: string } = {},
+  ): Promise<{ key: MessageKey; messageTimestamp: number } | undefined> {
     const target = this.linked.get(to);
     const messageTimestamp = Math.floor(this.clock.now() / 1000);
-    const key = { remoteJid: toJid(from), fromMe: false, id };
+    const isStatus = options.chat === STATUS_JID;
+    const key = { remoteJid: isStatus ? STATUS_JID : toJid(from), fromMe: false, id: options.id ?? newMessageId() };
     if (!target || !target.isConnected()) return undefined;
+    await target.receive(
+      {
+        key,
+        ...(isStatus ? { participant: toJid(from) } : {}),
+        pushName: this.nameOf(from),
+        message,
+        messageTimestamp,
+      },
+      options.media,
+    );
+    return { key, messageTimestamp };
+  }
+
+  /** "typing…", "recording…" or "paused" of `from`, shown to the instance linked to `to`. */
+  async deliverPresence(from: string, to: string, presence: 'composing' | 'recording' | 'paused'): Promise<void> {
+    const target = this.linked.get(to);
+    if (!target || !target.isConnected()) return;
+    const jid = toJid(from);
+    await target.notify('CHAT_PRESENCE', { remoteJid: jid, participant: jid, presence });
+  }
+
+  /**
+   * A virtual contact votes in a poll an instance sent. The instance gets a MESSAGE with the vote
+   * as the network's `pollUpdateMessage` (options as SHA-256 hashes, already decrypted) and, for
+   * convenience, `pollVote` with the option names.
+   */
+  async deliverPollVote(from: string, to: string, pollMessageId: string, selectedOptions: string[]): Promise<{ key: MessageKey; messageTimestamp: number }> {
+    const target = this.connectedSession(to);
+    const messageTimestamp = Math.floor(this.clock.now() / 1000);
+    const key = { remoteJid: toJid(from), fromMe: false, id: newMessageId() };
     await target.receive({
       key,
       pushName: this.nameOf(from),
-      message: { conversation: text },
+      message: {
+        pollUpdateMessage: {
+          pollCreationMessageKey: { remoteJid: toJid(from), fromMe: true, id: pollMessageId },
+          vote: { selectedOptions: selectedOptions.map((name) => createHash('sha256').update(name).digest('base64')) },
+          senderTimestampMs: this.clock.now(),
+        },
+      },
+      pollVote: { pollMessageId, selectedOptions },
       messageTimestamp,
     });
     return { key, messageTimestamp };

@@ -6,9 +6,10 @@ import { randomBytes } from 'node:crypto';
 import QRCode from 'qrcode';
 import { errors } from '../../errors.js';
 import {
-  toJid,
   type ConnectionData,
+  type EventMedia,
   type InstanceStatus,
+  type MediaPayload,
   type OutgoingMessage,
   type QrSnapshot,
   type SentMessage,
@@ -16,6 +17,8 @@ import {
   type SessionHost,
 } from '../port.js';
 import { newMessageId, type SandboxNetwork } from './network.js';
+import { buildOutgoing } from './outgoing.js';
+import type { CallOperations, ChatOperations, CommunityOperations, GroupOperations, LabelOperations, NewsletterOperations, UserOperations } from '../port.js';
 
 export interface SandboxTiming {
   qrIntervalMs: number;
@@ -25,12 +28,21 @@ export interface SandboxTiming {
 
 export interface IncomingMessage {
   key: { remoteJid: string; fromMe: boolean; id: string };
+  /** The author, in chats with several authors (status posts). */
+  participant?: string;
   pushName: string;
+  /** A poll vote, decoded: the poll's message id and the names of the options chosen. */
+  pollVote?: { pollMessageId: string; selectedOptions: string[] };
   message: Record<string, unknown>;
   messageTimestamp: number;
 }
 
 const PAIRING_CODE_TTL_MS = 180_000;
+
+/** The bytes of a sent attachment, handed to the message store with the event (sender and receivers). */
+function attachment(media: MediaPayload): EventMedia {
+  return { mimetype: media.mimetype, ...(media.fileName ? { fileName: media.fileName } : {}), load: () => Promise.resolve(media.data) };
+}
 
 export class SandboxSession implements Session {
   private status: InstanceStatus;
@@ -38,6 +50,14 @@ export class SandboxSession implements Session {
   private qr: QrSnapshot | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  // The social capabilities, attached by the driver (capabilities.ts) over the shared SandboxWorld.
+  chats?: ChatOperations;
+  groups?: GroupOperations;
+  users?: UserOperations;
+  labels?: LabelOperations;
+  newsletters?: NewsletterOperations;
+  communities?: CommunityOperations;
+  calls?: CallOperations;
 
   constructor(
     private readonly host: SessionHost,
@@ -147,22 +167,34 @@ export class SandboxSession implements Session {
 
   async send(message: OutgoingMessage): Promise<SentMessage> {
     if (this.status !== 'CONNECTED' || this.number === null) throw errors.notConnected(this.status);
-    switch (message.kind) {
-      case 'text': {
-        const id = newMessageId();
-        const content = { conversation: message.text };
-        const messageTimestamp = Math.floor(this.network.clock.now() / 1000);
-        const key = { remoteJid: toJid(message.to), fromMe: true, id };
-        await this.host.emit({ type: 'SEND_MESSAGE', data: { key, message: content, messageTimestamp, status: 'SENT' } });
-        await this.network.deliverText(this.number, message.to, message.text, id);
-        return { key, message: content, messageTimestamp, status: 'SENT' };
-      }
+    const me = this.number;
+    const built = buildOutgoing(message, me, Math.floor(this.network.clock.now() / 1000));
+    const delayMs = 'delayMs' in message ? (message.delayMs ?? 0) : 0;
+    if (delayMs > 0) {
+      // "typing…" (or "recording…") for the delay, as a person would, then the message.
+      for (const to of built.recipients) await this.network.deliverPresence(me, to, built.typing);
+      await this.network.sleep(delayMs);
+      for (const to of built.recipients) await this.network.deliverPresence(me, to, 'paused');
+      if (!this.isConnected()) throw errors.notConnected(this.status);
     }
+    const id = newMessageId();
+    const messageTimestamp = Math.floor(this.network.clock.now() / 1000);
+    const key = { remoteJid: built.remoteJid, fromMe: true, id };
+    const media = built.media ? attachment(built.media) : undefined;
+    await this.host.emit({
+      type: 'SEND_MESSAGE',
+      data: { key, message: built.content, messageTimestamp, status: 'SENT' },
+      ...(media ? { media } : {}),
+    });
+    for (const to of built.recipients) {
+      await this.network.deliver(me, to, built.content, { id, ...(media ? { media } : {}), chat: built.remoteJid });
+    }
+    return { key, message: built.content, messageTimestamp, status: 'SENT' };
   }
 
-  /** A message from the network arrives at this instance. */
-  async receive(incoming: IncomingMessage): Promise<void> {
-    await this.host.emit({ type: 'MESSAGE', data: { ...incoming } });
+  /** A message from the network arrives at this instance, with its media bytes when it has any. */
+  async receive(incoming: IncomingMessage, media?: EventMedia): Promise<void> {
+    await this.host.emit({ type: 'MESSAGE', data: { ...incoming }, ...(media ? { media } : {}) });
   }
 
   /** Emits any other event on behalf of the network (receipts, presence, calls). */

@@ -1,0 +1,84 @@
+/** Chats of an instance: the /chat routes' logic over the session's chat capability. */
+import type { Clock } from '../clock.js';
+import { errors } from '../errors.js';
+import type { Instance } from '../instances/service.js';
+import { capabilityOf } from '../network/capability.js';
+import { toChatJid, type ChatFilter, type ChatOperations, type PageRequest } from '../network/port.js';
+import type { SessionRegistry } from '../network/sessions.js';
+
+export function chatJid(chatId: string): string {
+  const jid = toChatJid(chatId);
+  if (!jid) throw errors.badRequest(`${chatId} is not a chat id`);
+  return jid;
+}
+
+export class ChatService {
+  constructor(
+    private readonly sessions: SessionRegistry,
+    private readonly clock: Clock,
+  ) {}
+
+  private chats(instance: Instance): Promise<ChatOperations> {
+    return capabilityOf(this.sessions, instance, 'chats');
+  }
+
+  async list(instance: Instance, filter: ChatFilter, page: PageRequest) {
+    const { items, total } = await (await this.chats(instance)).list(filter, page);
+    return { items, total, ...page };
+  }
+
+  async get(instance: Instance, chatId: string) {
+    return (await this.chats(instance)).get(chatJid(chatId));
+  }
+
+  async setPinned(instance: Instance, chatId: string, pinned: boolean) {
+    return (await this.chats(instance)).setPinned(chatJid(chatId), pinned);
+  }
+
+  async setArchived(instance: Instance, chatId: string, archived: boolean) {
+    return (await this.chats(instance)).setArchived(chatJid(chatId), archived);
+  }
+
+  /** `duration` in seconds; none mutes for ever. */
+  async mute(instance: Instance, chatId: string, duration: number | undefined) {
+    const until = duration === undefined ? null : Math.floor(this.clock.now() / 1000) + duration;
+    return (await this.chats(instance)).mute(chatJid(chatId), until);
+  }
+
+  async unmute(instance: Instance, chatId: string) {
+    return (await this.chats(instance)).unmute(chatJid(chatId));
+  }
+
+  async markUnread(instance: Instance, chatId: string) {
+    return (await this.chats(instance)).markUnread(chatJid(chatId));
+  }
+
+  async markRead(instance: Instance, chatId: string) {
+    return (await this.chats(instance)).markRead(chatJid(chatId));
+  }
+
+  async delete(instance: Instance, chatId: string) {
+    const jid = chatJid(chatId);
+    await (await this.chats(instance)).delete(jid);
+    return { chatId: jid, deleted: true as const };
+  }
+
+  async clear(instance: Instance, chatId: string) {
+    return (await this.chats(instance)).clear(chatJid(chatId));
+  }
+
+  async history(instance: Instance, chatId: string, page: PageRequest) {
+    const { items, total } = await (await this.chats(instance)).history(chatJid(chatId), page);
+    return { items, total, ...page };
+  }
+
+  async requestHistory(instance: Instance, chatId: string, count: number) {
+    const jid = chatJid(chatId);
+    const { requested } = await (await this.chats(instance)).requestHistory(jid, count);
+    return { chatId: jid, requested };
+  }
+
+  async check(instance: Instance, numbers: string[]) {
+    return { items: await (await this.chats(instance)).checkNumbers([...new Set(numbers)]) };
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * MQTT channel against a private mosquitto (persistence on, so sessions and queued QoS 1 messages
+ * survive its restart), stopped and started again mid-burst; unreachable at start; and as the relay
+ * of live events between two gateway processes.
+ */
+import { randomBytes } from 'node:crypto';
+import { connect, type MqttClient } from 'mqtt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createInstance, startGateway, waitFor } from '../../../test/support/gateway.js';
+import {
+  channelHealth,
+  distinctCount,
+  expectRelayAcrossProcesses,
+  expectEveryEventInOrder,
+  freePort,
+  pendingFor,
+  privateMosquitto,
+  publishBurst,
+  type BrokerProcess,
+} from '../../../test/support/brokers.js';
+import { mqttNames } from './mqtt.js';
+
+const FAST_RETRY = { CHANNEL_RETRY_BASE_MS: '100', CHANNEL_RETRY_MAX_MS: '1000', CHANNEL_PUBLISH_TIMEOUT_MS: '2000' };
+
+function uniquePrefix(): string {
+  return `wgt${process.pid}${randomBytes(3).toString('hex')}`;
+}
+
+function mqttEnv(broker: BrokerProcess, prefix: string): Record<string, string> {
+  return { LIGHT_BROKER_URL: `mqtt://${broker.url}`, LIGHT_BROKER_PREFIX: prefix, ...FAST_RETRY };
+}
+
+interface Received {
+  topic: string;
+  userProperties: Record<string, string | string[]> | undefined;
+  envelope: any;
+}
+
+/**
+ * A consumer with a persistent session (clean start off, session kept 5 minutes), so the broker
+ * queues QoS 1 messages for it while it is away, also across the broker's restart.
+ */
+async function subscriber(broker: BrokerProcess, filter: string): Promise<{ client: MqttClient; received: Received[] }> {
+  const received: Received[] = [];
+  const client = connect(`mqtt://${broker.url}`, {
+    protocolVersion: 5,
+    clientId: `wgtest-${randomBytes(4).toString('hex')}`,
+    clean: false,
+    properties: { sessionExpiryInterval: 300 },
+    reconnectPeriod: 200,
+  });
+  client.on('error', () => undefined);
+  client.on('message', (topic, payload, packet) => {
+    received.push({ topic, userProperties: packet.properties?.userProperties, envelope: JSON.parse(payload.toString('utf8')) });
+  });
+  await new Promise<void>((resolve, reject) => {
+    client.once('connect', () => resolve());
+    client.once('error', reject);
+  });
+  await client.subscribeAsync(filter, { qos: 1 });
+  return { client, received };
+}
+
+describe('MQTT channel', () => {
+  let broker: BrokerProcess;
+  const clients: MqttClient[] = [];
+
+  beforeAll(async () => {
+    broker = await privateMosquitto();
+    await broker.start();
+  });
+  afterAll(async () => {
+    for (const client of clients) await client.endAsync(true).catch(() => undefined);
+    await broker.dispose();
+  });
+
+  it('delivers a burst of 1,000 with QoS 1 in per-instance order across a broker restart', { timeout: 60_000 }, async () => {
+    const prefix = uniquePrefix();
+    const names = mqttNames(prefix);
+    const gw = await startGateway({ env: mqttEnv(broker, prefix) });
+    try {
+      const a = await createInstance(gw);
+      const b = await createInstance(gw);
+      await waitFor(async () => ((await channelHealth(gw, 'mqtt'))?.up ? true : undefined), 15_000, 'mqtt channel up');
+      const all = await subscriber(broker, names.globalWildcard);
+      const ofA = await subscriber(broker, names.instanceWildcard(a.id));
+      clients.push(all.client, ofA.client);
+      const envelopes = () => all.received.map((r) => r.envelope);
+
+      const burst = publishBurst(gw, [a.id, b.id], 1000, { chunk: 25, gapMs: 40 });
+      await waitFor(() => (distinctCount(envelopes()) >= 250 ? true : undefined), 30_000, '250 events');
+      await broker.stop();
+      expect(distinctCount(envelopes())).toBeLessThan(1000);
+      await waitFor(async () => ((await channelHealth(gw, 'mqtt'))?.up === false ? true : undefined), 10_000, 'mqtt reported down');
+      await waitFor(async () => ((await pendingFor(gw, 'mqtt')).maxAttempts >= 1 ? true : undefined), 20_000, 'failed attempts');
+      await broker.start();
+      await burst;
+
+      await waitFor(() => (distinctCount(envelopes()) === 1000 ? true : undefined), 40_000, 'all 1,000 events');
+      await waitFor(() => (distinctCount(ofA.received.map((r) => r.envelope)) === 500 ? true : undefined), 20_000, "all of a's events");
+      expectEveryEventInOrder(envelopes(), new Map([[a.id, 500], [b.id, 500]]));
+      expectEveryEventInOrder(ofA.received.map((r) => r.envelope), new Map([[a.id, 500]]));
+      await waitFor(async () => ((await pendingFor(gw, 'mqtt')).rows === 0 ? true : undefined), 10_000, 'outbox drained');
+
+      const first = all.received.find((r) => r.envelope.instanceId === b.id)!;
+      expect(first.topic).toBe(names.topic(b.id, 'MESSAGE'));
+      expect(first.userProperties).toEqual({ eventId: first.envelope.eventId, event: 'MESSAGE', instanceId: b.id });
+      const stored = await gw.storage.db.selectFrom('outbox').select('body').where('event_id', '=', first.envelope.eventId).executeTakeFirstOrThrow();
+      expect(JSON.stringify(first.envelope)).toBe(stored.body);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('starts with the broker unreachable, reports the channel down, keeps retrying and loses nothing', { timeout: 60_000 }, async () => {
+    const late = await privateMosquitto(await freePort());
+    const prefix = uniquePrefix();
+    // The consumer's persistent session is made first (and kept on disk while the broker is
+    // away), so the broker queues events for it whichever of the two reconnects first.
+    await late.start();
+    const all = await subscriber(late, mqttNames(prefix).globalWildcard);
+    clients.push(all.client);
+    await late.stop();
+    const gw = await startGateway({ env: mqttEnv(late, prefix) });
+    try {
+      const a = await createInstance(gw);
+      const health = await waitFor(async () => {
+        const h = await channelHealth(gw, 'mqtt');
+        return h && !h.up && h.detail !== 'connecting' ? h : undefined;
+      }, 15_000, 'mqtt reported down with a reason');
+      expect(health.detail).toMatch(/ECONNREFUSED|disconnected/);
+
+      await publishBurst(gw, [a.id], 20);
+      await waitFor(async () => ((await pendingFor(gw, 'mqtt')).maxAttempts >= 2 ? true : undefined), 20_000, 'repeated attempts');
+      expect((await pendingFor(gw, 'mqtt')).rows).toBe(20);
+
+      await late.start();
+      await waitFor(() => (distinctCount(all.received.map((r) => r.envelope)) === 20 ? true : undefined), 30_000, 'the 20 stored events');
+      expectEveryEventInOrder(all.received.map((r) => r.envelope), new Map([[a.id, 20]]));
+      await waitFor(async () => ((await channelHealth(gw, 'mqtt'))?.up ? true : undefined), 10_000, 'mqtt reported up');
+      await waitFor(async () => ((await pendingFor(gw, 'mqtt')).rows === 0 ? true : undefined), 10_000, 'outbox drained');
+    } finally {
+      await gw.stop();
+      await late.dispose();
+    }
+  });
+
+  it('relays live events between gateway processes (WebSocket on B, instance on A)', async () => {
+    await expectRelayAcrossProcesses(mqttEnv(broker, uniquePrefix()));
+  });
+});

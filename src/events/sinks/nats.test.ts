@@ -1,0 +1,202 @@
+/**
+ * NATS channel against private nats-server processes: with JetStream (its own store folder, so a
+ * restart keeps the stream) stopped and started again mid-burst; without JetStream (core publish);
+ * unreachable at start; and as the relay of live events between two gateway processes.
+ */
+import { randomBytes } from 'node:crypto';
+import { jetstream } from '@nats-io/jetstream';
+import { connect, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createInstance, startGateway, waitFor } from '../../../test/support/gateway.js';
+import {
+  channelHealth,
+  distinctCount,
+  expectRelayAcrossProcesses,
+  expectEveryEventInOrder,
+  freePort,
+  pendingFor,
+  privateNats,
+  publishBurst,
+  type BrokerProcess,
+} from '../../../test/support/brokers.js';
+import { natsNames } from './nats.js';
+
+const FAST_RETRY = { CHANNEL_RETRY_BASE_MS: '100', CHANNEL_RETRY_MAX_MS: '1000', CHANNEL_PUBLISH_TIMEOUT_MS: '2000' };
+
+function uniquePrefix(): string {
+  return `wgt${process.pid}${randomBytes(3).toString('hex')}`;
+}
+
+function natsEnv(server: BrokerProcess, prefix: string): Record<string, string> {
+  return { LIGHT_BROKER_URL: `nats://${server.url}`, LIGHT_BROKER_PREFIX: prefix, ...FAST_RETRY };
+}
+
+interface Received {
+  subject: string;
+  headers: MsgHdrs | undefined;
+  envelope: any;
+}
+
+async function client(server: BrokerProcess): Promise<NatsConnection> {
+  return connect({ servers: server.url, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 200 });
+}
+
+/** Reads the gateway's stream from its first message with an ordered consumer (it recovers after restarts). */
+async function followStream(nc: NatsConnection, stream: string): Promise<{ received: Received[]; stop(): Promise<void> }> {
+  const received: Received[] = [];
+  const consumer = await jetstream(nc).consumers.get(stream);
+  // Short pull expiry: after the server's restart the consumer notices and recreates itself within seconds.
+  const messages = await consumer.consume({ expires: 2000 });
+  const loop = (async () => {
+    for await (const message of messages) received.push({ subject: message.subject, headers: message.headers, envelope: message.json() });
+  })();
+  return {
+    received,
+    async stop() {
+      await messages.close();
+      await loop;
+    },
+  };
+}
+
+describe('NATS channel', () => {
+  let server: BrokerProcess;
+  const connections: NatsConnection[] = [];
+
+  beforeAll(async () => {
+    server = await privateNats();
+    await server.start();
+  });
+  afterAll(async () => {
+    for (const nc of connections) await nc.close().catch(() => undefined);
+    await server.dispose();
+  });
+
+  it('delivers a burst of 1,000 to the JetStream stream in per-instance order across a server restart', { timeout: 60_000 }, async () => {
+    const prefix = uniquePrefix();
+    const names = natsNames(prefix);
+    const gw = await startGateway({ env: natsEnv(server, prefix) });
+    try {
+      const a = await createInstance(gw);
+      const b = await createInstance(gw);
+      const health = await waitFor(async () => {
+        const h = await channelHealth(gw, 'nats');
+        return h?.up ? h : undefined;
+      }, 15_000, 'nats channel up');
+      expect(health.detail).toBe(`jetstream stream ${names.stream}`);
+
+      const nc = await client(server);
+      connections.push(nc);
+      const stream = await followStream(nc, names.stream);
+      const envelopes = () => stream.received.map((r) => r.envelope);
+
+      const burst = publishBurst(gw, [a.id, b.id], 1000, { chunk: 25, gapMs: 40 });
+      await waitFor(() => (distinctCount(envelopes()) >= 250 ? true : undefined), 30_000, '250 events');
+      await server.stop();
+      expect(distinctCount(envelopes())).toBeLessThan(1000);
+      await waitFor(async () => ((await channelHealth(gw, 'nats'))?.up === false ? true : undefined), 10_000, 'nats reported down');
+      await waitFor(async () => ((await pendingFor(gw, 'nats')).maxAttempts >= 1 ? true : undefined), 20_000, 'failed attempts');
+      await server.start();
+      await burst;
+
+      await waitFor(() => (distinctCount(envelopes()) === 1000 ? true : undefined), 40_000, 'all 1,000 events');
+      expectEveryEventInOrder(envelopes(), new Map([[a.id, 500], [b.id, 500]]));
+      await waitFor(async () => ((await pendingFor(gw, 'nats')).rows === 0 ? true : undefined), 10_000, 'outbox drained');
+      await stream.stop();
+
+      const first = stream.received.find((r) => r.envelope.instanceId === b.id)!;
+      expect(first.subject).toBe(names.subject(b.id, 'MESSAGE'));
+      expect(first.headers?.get('Waygate-Event-Id')).toBe(first.envelope.eventId);
+      expect(first.headers?.get('Nats-Msg-Id')).toBe(first.envelope.eventId);
+      expect(first.headers?.get('Waygate-Event')).toBe('MESSAGE');
+      expect(first.headers?.get('Waygate-Instance-Id')).toBe(b.id);
+      const stored = await gw.storage.db.selectFrom('outbox').select('body').where('event_id', '=', first.envelope.eventId).executeTakeFirstOrThrow();
+      expect(JSON.stringify(first.envelope)).toBe(stored.body);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('publishes on core NATS subjects when the server has no JetStream', async () => {
+    const core = await privateNats({ jetstream: false });
+    await core.start();
+    const prefix = uniquePrefix();
+    const names = natsNames(prefix);
+    const gw = await startGateway({ env: natsEnv(core, prefix) });
+    const nc = await client(core);
+    try {
+      const a = await createInstance(gw);
+      const b = await createInstance(gw);
+      const health = await waitFor(async () => {
+        const h = await channelHealth(gw, 'nats');
+        return h?.up ? h : undefined;
+      }, 15_000, 'nats channel up');
+      expect(health.detail).toMatch(/core nats/);
+      const all: any[] = [];
+      const ofA: any[] = [];
+      nc.subscribe(names.globalWildcard, { callback: (_e, m) => void all.push(m.json()) });
+      nc.subscribe(names.instanceWildcard(a.id), { callback: (_e, m) => void ofA.push(m.json()) });
+      await nc.flush();
+
+      await publishBurst(gw, [a.id, b.id], 200);
+      await waitFor(() => (all.length === 200 && ofA.length === 100 ? true : undefined), 20_000, 'core subjects');
+      expectEveryEventInOrder(all, new Map([[a.id, 100], [b.id, 100]]));
+      expectEveryEventInOrder(ofA, new Map([[a.id, 100]]));
+    } finally {
+      await nc.close();
+      await gw.stop();
+      await core.dispose();
+    }
+  });
+
+  it('authenticates with the user and password of the URL', async () => {
+    const guarded = await privateNats({ jetstream: false, args: ['--user', 'waygate', '--pass', 's3cret'] });
+    await guarded.start();
+    const prefix = uniquePrefix();
+    const gw = await startGateway({ env: { ...natsEnv(guarded, prefix), LIGHT_BROKER_URL: `nats://waygate:s3cret@${guarded.url}` } });
+    try {
+      await waitFor(async () => ((await channelHealth(gw, 'nats'))?.up ? true : undefined), 15_000, 'nats channel up');
+    } finally {
+      await gw.stop();
+      await guarded.dispose();
+    }
+  });
+
+  it('starts with the server unreachable, reports the channel down, keeps retrying and loses nothing', { timeout: 60_000 }, async () => {
+    const late = await privateNats({ port: await freePort() });
+    const prefix = uniquePrefix();
+    const gw = await startGateway({ env: natsEnv(late, prefix) });
+    try {
+      const a = await createInstance(gw);
+      const health = await waitFor(async () => {
+        const h = await channelHealth(gw, 'nats');
+        return h && !h.up && h.detail !== 'connecting' ? h : undefined;
+      }, 15_000, 'nats reported down with a reason');
+      expect(health.detail).toMatch(/ECONNREFUSED|CONNECTION_REFUSED|refused/i);
+
+      await publishBurst(gw, [a.id], 20);
+      await waitFor(async () => ((await pendingFor(gw, 'nats')).maxAttempts >= 2 ? true : undefined), 20_000, 'repeated attempts');
+      expect((await pendingFor(gw, 'nats')).rows).toBe(20);
+
+      await late.start();
+      await waitFor(async () => ((await channelHealth(gw, 'nats'))?.up ? true : undefined), 20_000, 'nats reported up');
+      await waitFor(async () => ((await pendingFor(gw, 'nats')).rows === 0 ? true : undefined), 20_000, 'outbox drained');
+      const nc = await client(late);
+      try {
+        const stream = await followStream(nc, natsNames(prefix).stream);
+        await waitFor(() => (stream.received.length >= 20 ? true : undefined), 10_000, 'the 20 stored events');
+        await stream.stop();
+        expectEveryEventInOrder(stream.received.map((r) => r.envelope), new Map([[a.id, 20]]));
+      } finally {
+        await nc.close();
+      }
+    } finally {
+      await gw.stop();
+      await late.dispose();
+    }
+  });
+
+  it('relays live events between gateway processes when Redis does not (WebSocket on B, instance on A)', async () => {
+    await expectRelayAcrossProcesses(natsEnv(server, uniquePrefix()));
+  });
+});

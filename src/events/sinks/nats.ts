@@ -1,0 +1,283 @@
+/**
+ * NATS channel (LIGHT_BROKER_URL=nats://...). Every event goes to the subject
+ * `<prefix>.events.<instanceId>.<EVENT>`; `<prefix>.events.<instanceId>.>` is one instance's events
+ * and `<prefix>.events.>` all of them (the global view is a wildcard, so it sees each event once).
+ *
+ * When the server has JetStream, the gateway makes sure a stream `<PREFIX>_EVENTS` captures
+ * `<prefix>.events.>` (created with file storage and a 2-minute duplicate window when missing; an
+ * existing stream of that name is used as it is), publishes with `Nats-Msg-Id` = eventId so the
+ * stream drops the copies a retry may make, and waits for the stream's PubAck. Without JetStream it
+ * publishes on core NATS and waits for the server to have read it (a flush round trip): core NATS
+ * keeps nothing for subscribers that are away.
+ *
+ * Instance ids, not names, make the subject: names may contain dots (subject token separators).
+ */
+import { headers, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { connect } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import type { Instance } from '../../instances/service.js';
+import type { OutboxEntry } from '../envelope.js';
+import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
+import { describeError, LinkState, pause, withDeadline, type BrokerSinkOptions, type ChannelHealth } from './broker.js';
+import type { RelayTransport } from './relay.js';
+
+export interface NatsSinkOptions extends BrokerSinkOptions {
+  url: string;
+  /** LIGHT_BROKER_PREFIX. */
+  prefix: string;
+  /** Shown in the server's connection list (connz). */
+  connectionName: string;
+}
+
+/** Subject and stream names of a prefix (docs/channels.md). */
+export function natsNames(prefix: string) {
+  return {
+    subject: (instanceId: string, event: string) => `${prefix}.events.${instanceId}.${event}`,
+    instanceWildcard: (instanceId: string) => `${prefix}.events.${instanceId}.>`,
+    globalWildcard: `${prefix}.events.>`,
+    stream: `${prefix.toUpperCase().replace(/[^A-Z0-9_-]/g, '_')}_EVENTS`,
+    relaySubject: `${prefix}.relay`,
+  };
+}
+
+const DUPLICATE_WINDOW_MS = 120_000;
+
+export class NatsSink implements DurableSink {
+  readonly name = 'nats';
+  readonly retry: RetryPolicy;
+  readonly names: ReturnType<typeof natsNames>;
+  private connection: NatsConnection | undefined;
+  /** Set while the server has JetStream and our stream is in place; core NATS otherwise. */
+  private js: JetStreamClient | undefined;
+  /** Publishing is allowed only after the (re)connect setup decided between JetStream and core. */
+  private ready = false;
+  /** The TCP connection to the server is up (whether or not setup has succeeded on it). */
+  private transportUp = false;
+  private readonly state: LinkState;
+  private readonly stopping = new AbortController();
+  private closing: Promise<void> | undefined;
+  private readonly relayHandlers: ((payload: string) => void)[] = [];
+  /** The setup in progress, so lanes failing together run it once. */
+  private settingUp: Promise<void> | undefined;
+
+  constructor(private readonly options: NatsSinkOptions) {
+    this.retry = options.retry;
+    this.names = natsNames(options.prefix);
+    this.state = new LinkState(this.name, options.log);
+    void this.run();
+  }
+
+  wants(_instance: Instance): boolean {
+    return true;
+  }
+
+  async deliver(entry: OutboxEntry, _instance: Instance): Promise<void> {
+    if (this.closing) throw new DeliveryError('nats channel is closing');
+    // Connected but not set up (e.g. JetStream was still starting after a server restart when the
+    // last setup ran): try again now rather than wait for a reconnect that may never come.
+    if (this.connection && this.transportUp && !this.ready) void this.setup(this.connection);
+    await this.state.whenUp(this.options.publishTimeoutMs);
+    if (this.closing) throw new DeliveryError('nats channel is closing');
+    const connection = this.connection;
+    if (!connection || !this.ready || connection.isClosed()) {
+      throw new DeliveryError(`nats not connected: ${this.state.health().detail ?? 'connecting'}`);
+    }
+    const subject = this.names.subject(entry.instanceId, entry.type);
+    const hdrs = this.headersOf(entry);
+    const { publishTimeoutMs } = this.options;
+    try {
+      if (this.js) {
+        await this.js.publish(subject, entry.body, { msgID: entry.eventId, headers: hdrs, timeout: publishTimeoutMs });
+      } else {
+        connection.publish(subject, entry.body, { headers: hdrs });
+        await withDeadline(connection.flush(), publishTimeoutMs, 'nats flush');
+      }
+    } catch (error) {
+      // The stream may have been deleted or changed: check it again before the next attempt.
+      if (this.js) {
+        this.ready = false;
+        this.state.down(`jetstream publish failed (${describeError(error)}); checking the stream`);
+        void this.setup(connection);
+      }
+      if (error instanceof DeliveryError) throw error;
+      throw new DeliveryError(`nats publish failed: ${describeError(error)}`);
+    }
+  }
+
+  health(): ChannelHealth {
+    const up = this.ready && this.connection !== undefined && !this.connection.isClosed() && this.state.isUp;
+    return { ...this.state.health(), up };
+  }
+
+  /** Live events between gateway processes on the core subject `<prefix>.relay` (never stored). */
+  relayTransport(): RelayTransport {
+    const subject = this.names.relaySubject;
+    return {
+      description: `nats subject ${subject}`,
+      publish: (payload) => {
+        const connection = this.connection;
+        if (this.closing || !connection || connection.isClosed() || !this.state.isUp) return;
+        try {
+          connection.publish(subject, payload);
+        } catch (error) {
+          this.options.log.debug({ err: error }, 'relay publish failed');
+        }
+      },
+      subscribe: (onMessage) => {
+        this.relayHandlers.push(onMessage);
+        if (this.connection && !this.connection.isClosed()) this.subscribeRelay(this.connection, onMessage);
+      },
+    };
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.state.releaseWaiting();
+      this.stopping.abort();
+      this.ready = false;
+      const connection = this.connection;
+      if (connection && !connection.isClosed()) {
+        // drain() would wait for every subscriber callback; close() is enough for a publisher.
+        await withDeadline(connection.close(), 5_000, 'nats close').catch(() => undefined);
+      }
+    })();
+    return this.closing;
+  }
+
+  /**
+   * First connection, with our own backoff: the client library gives up on a first connection that
+   * fails, but once connected it reconnects for ever by itself (maxReconnectAttempts -1).
+   */
+  private async run(): Promise<void> {
+    let attempt = 0;
+    while (!this.stopping.signal.aborted) {
+      let connection: NatsConnection;
+      try {
+        connection = await connect({
+          ...natsServerOptions(this.options.url),
+          name: this.options.connectionName,
+          reconnect: true,
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: 1_000,
+          timeout: this.options.publishTimeoutMs,
+        });
+      } catch (error) {
+        attempt += 1;
+        this.state.down(describeError(error));
+        await pause(Math.min(500 * 2 ** Math.min(attempt, 5), 15_000), this.stopping.signal);
+        continue;
+      }
+      if (this.stopping.signal.aborted) {
+        await connection.close().catch(() => undefined);
+        return;
+      }
+      attempt = 0;
+      this.connection = connection;
+      this.transportUp = true;
+      for (const handler of this.relayHandlers) this.subscribeRelay(connection, handler);
+      void this.watch(connection);
+      await this.setup(connection);
+      const closedWith = await connection.closed();
+      this.ready = false;
+      this.transportUp = false;
+      if (this.stopping.signal.aborted) return;
+      // Closed although it reconnects for ever (e.g. an authorization error): start over.
+      this.state.down(closedWith instanceof Error ? describeError(closedWith) : 'connection closed');
+      await pause(1_000, this.stopping.signal);
+    }
+  }
+
+  /** Follows the connection's status: down while disconnected, set up again after a reconnect. */
+  private async watch(connection: NatsConnection): Promise<void> {
+    for await (const status of connection.status()) {
+      if (status.type === 'disconnect' || status.type === 'reconnecting') {
+        this.ready = false;
+        this.transportUp = false;
+        this.state.down('disconnected');
+      } else if (status.type === 'reconnect') {
+        this.transportUp = true;
+        void this.setup(connection);
+      } else if (status.type === 'error') {
+        this.state.note(describeError(status.error));
+      }
+      // Other statuses (pings, cluster updates, slow consumer notices) do not change the state.
+    }
+  }
+
+  /** Decides between JetStream and core NATS for this connection, and ensures the stream exists. */
+  private setup(connection: NatsConnection): Promise<void> {
+    this.settingUp ??= this.runSetup(connection).finally(() => {
+      this.settingUp = undefined;
+    });
+    return this.settingUp;
+  }
+
+  private async runSetup(connection: NatsConnection): Promise<void> {
+    try {
+      if (connection.info?.jetstream) {
+        const manager = await jetstreamManager(connection, { timeout: this.options.publishTimeoutMs });
+        try {
+          await manager.streams.info(this.names.stream);
+        } catch (error) {
+          if (!isStreamNotFound(error)) throw error;
+          await manager.streams.add({
+            name: this.names.stream,
+            subjects: [this.names.globalWildcard],
+            storage: StorageType.File,
+            duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+          });
+          this.options.log.info({ stream: this.names.stream, subjects: this.names.globalWildcard }, 'created JetStream stream for events');
+        }
+        this.js = jetstream(connection, { timeout: this.options.publishTimeoutMs });
+        this.ready = true;
+        this.state.connected(`jetstream stream ${this.names.stream}`);
+      } else {
+        this.js = undefined;
+        this.ready = true;
+        this.state.connected('core nats (server has no JetStream)');
+      }
+    } catch (error) {
+      // Connected but the stream is not usable yet: deliveries fail and retry; the next delivery
+      // attempt or reconnect runs this again.
+      this.ready = false;
+      this.state.down(`jetstream setup failed: ${describeError(error)}`);
+    }
+  }
+
+  private subscribeRelay(connection: NatsConnection, onMessage: (payload: string) => void): void {
+    connection.subscribe(this.names.relaySubject, {
+      callback: (error, message) => {
+        if (!error) onMessage(message.string());
+      },
+    });
+  }
+
+  private headersOf(entry: OutboxEntry): MsgHdrs {
+    const hdrs = headers();
+    hdrs.set('Content-Type', 'application/json');
+    hdrs.set('Waygate-Event-Id', entry.eventId);
+    hdrs.set('Waygate-Event', entry.type);
+    hdrs.set('Waygate-Instance-Id', entry.instanceId);
+    return hdrs;
+  }
+}
+
+/**
+ * The client library takes credentials as options, not from the URL: `nats://user:pass@host:port`
+ * becomes user/pass, `nats://token@host:port` a token.
+ */
+export function natsServerOptions(url: string): { servers: string; user?: string; pass?: string; token?: string } {
+  const parsed = new URL(url);
+  const servers = `${parsed.hostname}:${parsed.port || '4222'}`;
+  const user = decodeURIComponent(parsed.username);
+  const pass = decodeURIComponent(parsed.password);
+  if (user && pass) return { servers, user, pass };
+  if (user) return { servers, token: user };
+  return { servers };
+}
+
+function isStreamNotFound(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, name } = error as { code?: unknown; name?: unknown };
+  return code === 10059 || name === 'StreamNotFoundError';
+}

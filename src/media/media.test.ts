@@ -1,0 +1,185 @@
+/**
+ * The media fetcher's SSRF protections, against real local HTTP servers: 127.0.0.1 plays a public
+ * host (through the test hook) and 127.0.0.2 a private one, so redirects into a private network
+ * can be exercised; and a gateway with the default settings refuses private URLs end to end.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectedInstance, startGateway, uniqueNumber, type TestGateway } from '../../test/support/gateway.js';
+import { MediaServer, makeSamples, type Samples } from '../../test/support/media.js';
+import { AppError } from '../errors.js';
+import { isPublicAddress } from './address.js';
+import { MediaFetcher } from './fetch.js';
+
+async function failure(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('which addresses are public', () => {
+  it('refuses loopback, private, link-local, CGNAT, multicast, reserved and mapped forms', () => {
+    for (const address of [
+      '127.0.0.1',
+      '127.8.9.10',
+      '10.0.0.1',
+      '172.16.5.4',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '192.0.2.1',
+      '::1',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      'fd12:3456::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.1.2.3',
+      'ff02::1',
+      'not-an-ip',
+    ]) {
+      expect(isPublicAddress(address), address).toBe(false);
+    }
+    for (const address of ['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {
+      expect(isPublicAddress(address), address).toBe(true);
+    }
+  });
+});
+
+describe('fetching media from URLs', () => {
+  let publicServer: MediaServer;
+  let privateServer: MediaServer;
+  let samples: Samples;
+  const policy = { timeoutMs: 2000, allowPrivate: false, allowHttp: true };
+  // 127.0.0.1 stands in for the internet; every other address keeps the real rule.
+  const hooks = {
+    isPublic: (address: string) => address === '127.0.0.1' || isPublicAddress(address),
+    resolve: async (hostname: string) => {
+      if (hostname === 'media.example') return [{ address: '127.0.0.1', family: 4 }];
+      if (hostname === 'intranet.example') return [{ address: '127.0.0.2', family: 4 }];
+      if (hostname === 'split.example')
+        return [
+          { address: '127.0.0.1', family: 4 },
+          { address: '10.0.0.7', family: 4 },
+        ];
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    },
+  };
+  let fetcher: MediaFetcher;
+
+  beforeAll(async () => {
+    samples = await makeSamples();
+    publicServer = new MediaServer('127.0.0.1');
+    privateServer = new MediaServer('127.0.0.2');
+    await publicServer.start();
+    await privateServer.start();
+    fetcher = new MediaFetcher(policy, hooks);
+  });
+  afterAll(async () => {
+    await fetcher?.close();
+    await publicServer?.stop();
+    await privateServer?.stop();
+  });
+
+  const port = (server: MediaServer) => new URL(server.origin).port;
+
+  it('fetches from a public host by name and follows a redirect to another public URL', async () => {
+    publicServer.file('/a.png', samples.png, 'image/png');
+    publicServer.redirect('/moved', `http://media.example:${port(publicServer)}/a.png`);
+    const got = await fetcher.fetch(`http://media.example:${port(publicServer)}/moved`, 1_000_000, 'media', 'MEDIA_MAX_IMAGE_BYTES');
+    expect(got.data.equals(samples.png)).toBe(true);
+    expect(got.contentType).toBe('image/png');
+  });
+
+  it('refuses a private address given literally, before connecting', async () => {
+    privateServer.file('/secret', Buffer.from('secret'));
+    const error = await failure(fetcher.fetch(`${privateServer.origin}/secret`, 1000, 'media', 'X'));
+    expect(error.status).toBe(422);
+    expect(error.message).toMatch(
+      /media\.url points to the non-public address 127\.0\.0\.2; private and loopback addresses are refused \(MEDIA_ALLOW_PRIVATE_URLS\)/,
+    );
+    for (const literal of ['http://[::1]/x', 'http://169.254.169.254/latest/meta-data/', 'http://[::ffff:127.0.0.1]/x']) {
+      expect((await failure(fetcher.fetch(literal, 1000, 'media', 'X'))).message, literal).toMatch(/non-public address/);
+    }
+  });
+
+  it('refuses a host name that resolves to a private address (checked at connect time)', async () => {
+    const error = await failure(fetcher.fetch(`http://intranet.example:${port(privateServer)}/secret`, 1000, 'media', 'X'));
+    expect(error.status).toBe(422);
+    expect(error.message).toMatch(/intranet\.example resolves to the non-public address 127\.0\.0\.2/);
+    // One private address among public ones is enough to refuse.
+    expect((await failure(fetcher.fetch(`http://split.example:${port(publicServer)}/a.png`, 1000, 'media', 'X'))).message).toMatch(
+      /10\.0\.0\.7/,
+    );
+  });
+
+  it('refuses redirects into a private network, literal or by name', async () => {
+    const literal = publicServer.redirect('/to-private', `${privateServer.origin}/secret`);
+    const error = await failure(fetcher.fetch(literal, 1000, 'media', 'X'));
+    expect(error.status).toBe(422);
+    expect(error.message).toMatch(/media\.url redirected to the non-public address 127\.0\.0\.2/);
+    const named = publicServer.redirect('/to-intranet', `http://intranet.example:${port(privateServer)}/secret`);
+    expect((await failure(fetcher.fetch(named, 1000, 'media', 'X'))).message).toMatch(
+      /intranet\.example resolves to the non-public address/,
+    );
+  });
+
+  it('gives up after 5 redirects and reports unreachable hosts', async () => {
+    const loop = publicServer.redirect('/loop', '/loop');
+    expect((await failure(fetcher.fetch(loop, 1000, 'media', 'X'))).message).toMatch(/redirected more than 5 times/);
+    const unknown = await failure(fetcher.fetch('http://nowhere.example/a.png', 1000, 'media', 'X'));
+    expect(unknown.status).toBe(422);
+    expect(unknown.message).toMatch(/could not be fetched \(ENOTFOUND\)/);
+  });
+
+  it('accepts only https unless plain http is allowed', async () => {
+    const strict = new MediaFetcher({ ...policy, allowHttp: false }, hooks);
+    try {
+      const error = await failure(strict.fetch(`http://media.example:${port(publicServer)}/a.png`, 1000, 'media', 'X'));
+      expect(error.status).toBe(400);
+      expect(error.message).toMatch(/media\.url must be an https URL \(plain http needs MEDIA_ALLOW_HTTP_URLS=true\)/);
+      // An https URL to a private literal is refused before any TLS work.
+      expect((await failure(strict.fetch('https://127.0.0.2/x', 1000, 'media', 'X'))).message).toMatch(/non-public address 127\.0\.0\.2/);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('a gateway with the default media settings', () => {
+  let gw: TestGateway;
+  let server: MediaServer;
+
+  beforeAll(async () => {
+    server = new MediaServer();
+    await server.start();
+    gw = await startGateway({ env: { MEDIA_ALLOW_HTTP_URLS: 'true' } });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+    await server?.stop();
+  });
+
+  it('refuses media URLs on loopback and private addresses', async () => {
+    const samples = await makeSamples();
+    const a = await connectedInstance(gw, uniqueNumber());
+    const url = server.file('/photo.png', samples.png, 'image/png');
+    const res = await gw.api('POST', '/api/v1/send/media', { key: a.token, body: { number: uniqueNumber(), media: { url } } });
+    expect(res.status).toBe(422);
+    expect(res.body.error).toMatch(
+      /media\.url points to the non-public address 127\.0\.0\.1; private and loopback addresses are refused \(MEDIA_ALLOW_PRIVATE_URLS\)/,
+    );
+    const byName = await gw.api('POST', '/api/v1/send/sticker', {
+      key: a.token,
+      body: { number: uniqueNumber(), media: { url: url.replace('127.0.0.1', 'localhost') } },
+    });
+    expect(byName.status).toBe(422);
+    expect(byName.body.error).toMatch(/localhost resolves to the non-public address/);
+  });
+});

@@ -1,0 +1,289 @@
+/**
+ * /send/batch/text: a batch is stored with its items, then sent in the background, one item at a
+ * time with a pause between sends so a large batch does not flood the network (a burst of sends
+ * is what gets numbers banned). Each instance sends its batches one after another. Progress is read
+ * from the store; a restart resumes where it stopped. An item caught mid-send by a crash is marked
+ * failed rather than sent again (a duplicate is worse than a gap the caller can see and resend).
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
+import { newId, type Clock } from '../clock.js';
+import { AppError, errors } from '../errors.js';
+import type { Instance, InstanceService } from '../instances/service.js';
+import type { Database } from '../storage/schema.js';
+import type * as S from './schema.js';
+import type { MessagingService } from './service.js';
+
+type ItemPayload = { text: string; mentions?: string[]; linkPreview?: boolean };
+
+export interface BatchPacing {
+  /** Default pause between two sends, ms. */
+  intervalMs: number;
+  /** Smallest pause a caller may ask for, ms. */
+  minIntervalMs: number;
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+const INTERRUPTED = 'the gateway stopped while this item was being sent; not resent to avoid a duplicate';
+
+export class BatchService {
+  /** instanceId -> its running send loop. */
+  private readonly loops = new Map<string, Promise<void>>();
+  private stopped = false;
+  private wake: () => void = () => undefined;
+  private readonly stopSignal: Promise<void>;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly messaging: MessagingService,
+    private readonly instances: InstanceService,
+    private readonly pacing: BatchPacing,
+    private readonly clock: Clock,
+    private readonly sleep: (ms: number) => Promise<void>,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    this.stopSignal = new Promise<void>((resolve) => {
+      this.wake = resolve;
+    });
+  }
+
+  async create(instance: Instance, body: Static<typeof S.SendBatchBody>): Promise<Static<typeof S.BatchAccepted>> {
+    const intervalMs = body.intervalMs ?? this.pacing.intervalMs;
+    if (intervalMs < this.pacing.minIntervalMs) {
+      throw errors.badRequest(`intervalMs must be at least ${this.pacing.minIntervalMs} (BATCH_MIN_INTERVAL_MS)`);
+    }
+    // Refused up front, so a batch is not accepted only to fail item by item.
+    await this.messaging.connected(instance);
+    const id = newId();
+    const createdAt = this.clock.now();
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('send_batches')
+        .values({
+          id,
+          instance_id: instance.id,
+          status: 'queued',
+          total: body.messages.length,
+          interval_ms: intervalMs,
+          created_at: createdAt,
+          started_at: null,
+          finished_at: null,
+        })
+        .execute();
+      const rows = body.messages.map((item, position) => {
+        const payload: ItemPayload = {
+          text: item.text,
+          ...(item.mentions ? { mentions: item.mentions } : {}),
+          ...(item.linkPreview !== undefined ? { linkPreview: item.linkPreview } : {}),
+        };
+        return {
+          batch_id: id,
+          position,
+          number: item.number,
+          payload: JSON.stringify(payload),
+          status: 'pending',
+          message_id: null,
+          error: null,
+          sent_at: null,
+        };
+      });
+      for (let i = 0; i < rows.length; i += 200)
+        await trx
+          .insertInto('send_batch_items')
+          .values(rows.slice(i, i + 200))
+          .execute();
+    });
+    this.kick(instance.id);
+    return { batchId: id, status: 'queued', total: body.messages.length, intervalMs, createdAt: iso(createdAt)! };
+  }
+
+  async progress(instance: Instance, batchId: string): Promise<Static<typeof S.BatchProgress>> {
+    const batch = await this.db
+      .selectFrom('send_batches')
+      .selectAll()
+      .where('id', '=', batchId)
+      .where('instance_id', '=', instance.id)
+      .executeTakeFirst();
+    if (!batch) throw new AppError('batch_not_found', 404, `batch ${batchId} not found`);
+    const items = await this.db.selectFrom('send_batch_items').selectAll().where('batch_id', '=', batchId).orderBy('position').execute();
+    const count = (status: string) => items.filter((item) => item.status === status).length;
+    return {
+      batchId: batch.id,
+      status: batch.status as Static<typeof S.BatchProgress>['status'],
+      total: Number(batch.total),
+      sent: count('sent'),
+      failed: count('failed'),
+      pending: count('pending') + count('sending'),
+      cancelled: count('cancelled'),
+      intervalMs: Number(batch.interval_ms),
+      createdAt: iso(Number(batch.created_at))!,
+      startedAt: iso(batch.started_at === null ? null : Number(batch.started_at)),
+      finishedAt: iso(batch.finished_at === null ? null : Number(batch.finished_at)),
+      items: items.map((item) => ({
+        index: Number(item.position),
+        number: item.number,
+        status: item.status as Static<typeof S.BatchProgress>['items'][number]['status'],
+        messageId: item.message_id,
+        error: item.error,
+        sentAt: iso(item.sent_at === null ? null : Number(item.sent_at)),
+      })),
+    };
+  }
+
+  /** Items not sent yet are cancelled; the one being sent (if any) still completes. */
+  async cancel(instance: Instance, batchId: string): Promise<Static<typeof S.BatchProgress>> {
+    const current = await this.progress(instance, batchId);
+    if (current.status === 'completed' || current.status === 'cancelled') {
+      throw errors.conflict(`batch ${batchId} is already ${current.status}`);
+    }
+    await this.db
+      .updateTable('send_batch_items')
+      .set({ status: 'cancelled' })
+      .where('batch_id', '=', batchId)
+      .where('status', '=', 'pending')
+      .execute();
+    await this.db
+      .updateTable('send_batches')
+      .set({ status: 'cancelled', finished_at: this.clock.now() })
+      .where('id', '=', batchId)
+      .execute();
+    return this.progress(instance, batchId);
+  }
+
+  /** At start: items caught mid-send by a stop are failed; unfinished batches carry on. */
+  async resume(): Promise<void> {
+    const open = await this.db
+      .selectFrom('send_batches')
+      .select(['id', 'instance_id'])
+      .where('status', 'in', ['queued', 'running'])
+      .execute();
+    if (open.length === 0) return;
+    await this.db
+      .updateTable('send_batch_items')
+      .set({ status: 'failed', error: INTERRUPTED })
+      .where('status', '=', 'sending')
+      .where(
+        'batch_id',
+        'in',
+        open.map((b) => b.id),
+      )
+      .execute();
+    for (const instanceId of new Set(open.map((b) => b.instance_id))) this.kick(instanceId);
+  }
+
+  /** Waits for the send loops to reach a safe point (the current item finished) and stops them. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake();
+    await Promise.all([...this.loops.values()]);
+  }
+
+  /** Starts the instance's send loop unless it is running. */
+  private kick(instanceId: string): void {
+    if (this.stopped || this.loops.has(instanceId)) return;
+    const loop = this.run(instanceId)
+      .catch((error: unknown) => this.log.error({ err: error, instanceId }, 'batch send loop failed'))
+      .finally(() => {
+        this.loops.delete(instanceId);
+        // A batch created while the loop was finishing would otherwise wait for the next one.
+        void this.pendingBatch(instanceId).then(
+          (next) => next && this.kick(instanceId),
+          () => undefined,
+        );
+      });
+    this.loops.set(instanceId, loop);
+  }
+
+  private pendingBatch(instanceId: string) {
+    return this.db
+      .selectFrom('send_batches')
+      .selectAll()
+      .where('instance_id', '=', instanceId)
+      .where('status', 'in', ['queued', 'running'])
+      .orderBy('created_at')
+      .orderBy('id')
+      .executeTakeFirst();
+  }
+
+  private async run(instanceId: string): Promise<void> {
+    for (;;) {
+      if (this.stopped) return;
+      const batch = await this.pendingBatch(instanceId);
+      if (!batch) return;
+      if (batch.status === 'queued') {
+        await this.db
+          .updateTable('send_batches')
+          .set({ status: 'running', started_at: this.clock.now() })
+          .where('id', '=', batch.id)
+          .execute();
+      }
+      const finished = await this.sendItems(instanceId, batch.id, Number(batch.interval_ms));
+      if (!finished) return;
+      await this.db
+        .updateTable('send_batches')
+        .set({ status: 'completed', finished_at: this.clock.now() })
+        .where('id', '=', batch.id)
+        .where('status', '=', 'running')
+        .execute();
+    }
+  }
+
+  /** Sends the batch's pending items in order, pausing between two; false when stopped before the end. */
+  private async sendItems(instanceId: string, batchId: string, intervalMs: number): Promise<boolean> {
+    for (;;) {
+      const item = await this.nextItem(batchId);
+      if (!item) return true;
+      const instance = await this.instances.find(instanceId);
+      if (!instance) return false;
+      const claimed = await this.db
+        .updateTable('send_batch_items')
+        .set({ status: 'sending' })
+        .where('batch_id', '=', batchId)
+        .where('position', '=', item.position)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      if (Number(claimed.numUpdatedRows) === 0) continue; // cancelled in the meantime
+      const payload = JSON.parse(item.payload) as ItemPayload;
+      try {
+        const sent = await this.messaging.send(instance, {
+          kind: 'text',
+          to: item.number,
+          text: payload.text,
+          linkPreview: payload.linkPreview ?? true,
+          ...(payload.mentions && payload.mentions.length > 0 ? { mentions: payload.mentions } : {}),
+        });
+        await this.finishItem(batchId, Number(item.position), { status: 'sent', message_id: sent.key.id, sent_at: this.clock.now() });
+      } catch (error) {
+        if (!(error instanceof AppError)) this.log.warn({ err: error, instanceId, batchId }, 'batch item failed');
+        await this.finishItem(batchId, Number(item.position), {
+          status: 'failed',
+          error: error instanceof AppError ? error.message : 'the network failed the send',
+        });
+      }
+      // The pause comes between two sends, never after the last; a cancel during it ends the batch.
+      if (!(await this.nextItem(batchId))) return true;
+      await Promise.race([this.sleep(intervalMs), this.stopSignal]);
+      if (this.stopped) return false;
+    }
+  }
+
+  private nextItem(batchId: string) {
+    return this.db
+      .selectFrom('send_batch_items')
+      .selectAll()
+      .where('batch_id', '=', batchId)
+      .where('status', '=', 'pending')
+      .orderBy('position')
+      .executeTakeFirst();
+  }
+
+  private async finishItem(
+    batchId: string,
+    position: number,
+    patch: { status: string; message_id?: string; sent_at?: number; error?: string },
+  ): Promise<void> {
+    await this.db.updateTable('send_batch_items').set(patch).where('batch_id', '=', batchId).where('position', '=', position).execute();
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * Sits on the event road between a driver and the bus (SessionRegistry calls it for MESSAGE and
+ * SEND_MESSAGE): keeps the media bytes a driver handed over in the media store, adds `data.media`
+ * (type, size, download route, optionally base64) and records the message in the message store.
+ * A storage failure is logged and the event still goes out: losing an event would be worse.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { MediaConfig } from '../config.js';
+import type { InstanceService } from '../instances/service.js';
+import { mediaKey, type MediaStore } from '../media/store.js';
+import type { CanonicalEvent, MessageKey } from '../network/port.js';
+import { messageTypeOf, type MessageStore, type StoredMedia } from './store.js';
+
+/** The per-instance setting (instance settings JSON) that inlines received media as base64. */
+export const BASE64_SETTING = 'mediaBase64InEvents';
+
+/** Content kinds that change another message instead of being one; they are not stored. */
+const UPDATE_KINDS = new Set(['reactionMessage', 'protocolMessage', 'pollUpdateMessage', 'editedMessage']);
+
+export function downloadPath(messageId: string): string {
+  return `/api/v1/message/download/${encodeURIComponent(messageId)}`;
+}
+
+function asKey(value: unknown): MessageKey | undefined {
+  const key = value as Partial<MessageKey> | undefined;
+  if (!key || typeof key.id !== 'string' || typeof key.remoteJid !== 'string' || typeof key.fromMe !== 'boolean') return undefined;
+  return { remoteJid: key.remoteJid, fromMe: key.fromMe, id: key.id };
+}
+
+export class MessageRecorder {
+  constructor(
+    private readonly messages: MessageStore,
+    private readonly media: MediaStore,
+    private readonly instances: InstanceService,
+    private readonly config: MediaConfig,
+    private readonly clock: Clock,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  async record(instanceId: string, event: CanonicalEvent): Promise<void> {
+    if (event.type !== 'MESSAGE' && event.type !== 'SEND_MESSAGE') return;
+    const data = event.data;
+    const key = asKey(data.key);
+    const content = data.message as Record<string, unknown> | undefined;
+    if (!key || !content || typeof content !== 'object') return;
+    const messageType = messageTypeOf(content);
+    if (UPDATE_KINDS.has(messageType)) return;
+
+    let stored: StoredMedia | undefined;
+    if (event.media) {
+      const { media } = event;
+      try {
+        const bytes = await media.load();
+        stored = {
+          key: mediaKey(instanceId, key.id),
+          mimetype: media.mimetype,
+          size: bytes.length,
+          ...(media.fileName ? { fileName: media.fileName } : {}),
+          sha256: createHash('sha256').update(bytes).digest('hex'),
+        };
+        await this.media.put(stored.key, bytes, media.mimetype);
+        data.media = {
+          mimetype: stored.mimetype,
+          fileLength: stored.size,
+          ...(stored.fileName ? { fileName: stored.fileName } : {}),
+          sha256: stored.sha256,
+          downloadUrl: downloadPath(key.id),
+          ...(event.type === 'MESSAGE' && (await this.wantsBase64(instanceId, bytes.length)) ? { base64: bytes.toString('base64') } : {}),
+        };
+      } catch (error) {
+        this.log.error({ err: error, instanceId, messageId: key.id }, 'could not store message media');
+        stored = undefined;
+        data.media = { mimetype: media.mimetype, stored: false };
+      }
+    }
+
+    // Not awaited: writes are batched, and reads of this message wait for it (MessageStore.find).
+    this.messages
+      .save({
+        instanceId,
+        key,
+        ...(typeof data.participant === 'string' ? { participant: data.participant } : {}),
+        ...(typeof data.pushName === 'string' ? { pushName: data.pushName } : {}),
+        messageType,
+        message: content,
+        messageTimestamp: typeof data.messageTimestamp === 'number' ? data.messageTimestamp : Math.floor(this.clock.now() / 1000),
+        ...(stored ? { media: stored } : {}),
+        createdAt: this.clock.now(),
+      })
+      .catch((error: unknown) => this.log.error({ err: error, instanceId, messageId: key.id }, 'could not store message'));
+  }
+
+  private async wantsBase64(instanceId: string, size: number): Promise<boolean> {
+    if (size > this.config.eventBase64MaxBytes) return false;
+    const instance = await this.instances.find(instanceId);
+    return instance?.settings[BASE64_SETTING] === true;
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * The message store: every message an instance sent or received (from MESSAGE and SEND_MESSAGE
+ * events), so later requests can quote it, forward it or download its media by message id.
+ */
+import type { Kysely } from 'kysely';
+import type { MessageKey } from '../network/port.js';
+import type { Database } from '../storage/schema.js';
+
+export interface StoredMedia {
+  /** Key in the media store. */
+  key: string;
+  mimetype: string;
+  size: number;
+  fileName?: string;
+  sha256: string;
+}
+
+export interface StoredMessage {
+  instanceId: string;
+  key: MessageKey;
+  participant?: string;
+  pushName?: string;
+  messageType: string;
+  message: Record<string, unknown>;
+  messageTimestamp: number;
+  media?: StoredMedia;
+  createdAt: number;
+}
+
+/** Keys of a message payload that wrap the content rather than being it. */
+const WRAPPERS = new Set(['messageContextInfo']);
+
+/** The content's kind: its first key that is not context, e.g. `conversation`, `imageMessage`. */
+export function messageTypeOf(message: Record<string, unknown>): string {
+  return Object.keys(message).find((key) => !WRAPPERS.has(key)) ?? 'unknown';
+}
+
+type MessageRow = Database['messages'];
+
+interface PendingWrite {
+  row: MessageRow;
+  done: Promise<void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+export class MessageStore {
+  /** Rows waiting for the next multi-row write, by `<instanceId> <messageId>`. */
+  private batch = new Map<string, PendingWrite>();
+  /** Writes not yet finished, so a read right after a send sees its message. */
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private flushing: Promise<void> | undefined;
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /**
+   * Stores (or updates) a message. Writes of the same tick share one statement, so recording
+   * messages does not slow the send road; the promise resolves once the row is written.
+   */
+  save(message: StoredMessage): Promise<void> {
+    const row = toRow(message);
+    const id = `${row.instance_id} ${row.message_id}`;
+    const waiting = this.batch.get(id);
+    if (waiting) {
+      // The same message twice in one batch (an update): one row, the newest content, any media kept.
+      waiting.row = { ...row, ...(row.media_key ? {} : pickMedia(waiting.row)) };
+      return waiting.done;
+    }
+    let resolve!: () => void;
+    let reject!: (error: unknown) => void;
+    const done = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    this.batch.set(id, { row, done, resolve, reject });
+    const tracked = done.finally(() => {
+      if (this.inFlight.get(id) === tracked) this.inFlight.delete(id);
+    });
+    tracked.catch(() => undefined);
+    this.inFlight.set(id, tracked);
+    if (!this.flushing) this.flushing = new Promise<void>((finished) => setImmediate(() => void this.flush().finally(finished)));
+    return done;
+  }
+
+  /** Resolves once every message saved so far is written. */
+  async settled(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  private async flush(): Promise<void> {
+    const batch = [...this.batch.values()];
+    this.batch = new Map();
+    try {
+      // SQLite allows 32766 bound values per statement; 15 columns a row keeps well inside that.
+      for (let i = 0; i < batch.length; i += 500) await this.write(batch.slice(i, i + 500).map((w) => w.row));
+      for (const waiting of batch) waiting.resolve();
+    } catch {
+      // One bad row (its instance was just deleted) must not sink the others: write them one by one.
+      for (const waiting of batch) {
+        await this.write([waiting.row]).then(waiting.resolve, waiting.reject);
+      }
+    } finally {
+      this.flushing = undefined;
+      if (this.batch.size > 0) this.flushing = new Promise<void>((finished) => setImmediate(() => void this.flush().finally(finished)));
+    }
+  }
+
+  private async write(rows: MessageRow[]): Promise<void> {
+    await this.db
+      .insertInto('messages')
+      .values(rows)
+      .onConflict((conflict) =>
+        conflict.columns(['instance_id', 'message_id']).doUpdateSet((eb) => ({
+          content: eb.ref('excluded.content'),
+          message_type: eb.ref('excluded.message_type'),
+          media_key: eb.fn.coalesce('excluded.media_key', 'messages.media_key'),
+          media_mimetype: eb.fn.coalesce('excluded.media_mimetype', 'messages.media_mimetype'),
+          media_size: eb.fn.coalesce('excluded.media_size', 'messages.media_size'),
+          media_file_name: eb.fn.coalesce('excluded.media_file_name', 'messages.media_file_name'),
+          media_sha256: eb.fn.coalesce('excluded.media_sha256', 'messages.media_sha256'),
+        })),
+      )
+      .execute();
+  }
+
+  async find(instanceId: string, messageId: string): Promise<StoredMessage | undefined> {
+    await this.inFlight.get(`${instanceId} ${messageId}`)?.catch(() => undefined);
+    const row = await this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('instance_id', '=', instanceId)
+      .where('message_id', '=', messageId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      instanceId: row.instance_id,
+      key: { remoteJid: row.remote_jid, fromMe: Number(row.from_me) === 1, id: row.message_id },
+      ...(row.participant ? { participant: row.participant } : {}),
+      ...(row.push_name ? { pushName: row.push_name } : {}),
+      messageType: row.message_type,
+      message: JSON.parse(row.content) as Record<string, unknown>,
+      messageTimestamp: Number(row.message_timestamp),
+      ...(row.media_key && row.media_mimetype
+        ? {
+            media: {
+              key: row.media_key,
+              mimetype: row.media_mimetype,
+              size: Number(row.media_size ?? 0),
+              ...(row.media_file_name ? { fileName: row.media_file_name } : {}),
+              sha256: row.media_sha256 ?? '',
+            },
+          }
+        : {}),
+      createdAt: Number(row.created_at),
+    };
+  }
+
+  /**
+   * Deletes up to `limit` messages stored before `before` (ms) and returns the media keys they
+   * held, for the caller to delete from the media store.
+   */
+  async pruneBatch(before: number, limit = 500): Promise<{ deleted: number; mediaKeys: string[] }> {
+    const rows = await this.db
+      .selectFrom('messages')
+      .select(['instance_id', 'message_id', 'media_key'])
+      .where('created_at', '<', before)
+      .limit(limit)
+      .execute();
+    for (const row of rows) {
+      await this.db.deleteFrom('messages').where('instance_id', '=', row.instance_id).where('message_id', '=', row.message_id).execute();
+    }
+    return { deleted: rows.length, mediaKeys: rows.flatMap((r) => (r.media_key ? [r.media_key] : [])) };
+  }
+}
+
+function toRow(message: StoredMessage): MessageRow {
+  const media = message.media;
+  return {
+    instance_id: message.instanceId,
+    message_id: message.key.id,
+    remote_jid: message.key.remoteJid,
+    from_me: message.key.fromMe ? 1 : 0,
+    participant: message.participant ?? null,
+    push_name: message.pushName ?? null,
+    message_type: message.messageType,
+    content: JSON.stringify(message.message),
+    message_timestamp: message.messageTimestamp,
+    media_key: media?.key ?? null,
+    media_mimetype: media?.mimetype ?? null,
+    media_size: media?.size ?? null,
+    media_file_name: media?.fileName ?? null,
+    media_sha256: media?.sha256 ?? null,
+    created_at: message.createdAt,
+  };
+}
+
+function pickMedia(row: MessageRow): Partial<MessageRow> {
+  return {
+    media_key: row.media_key,
+    media_mimetype: row.media_mimetype,
+    media_size: row.media_size,
+    media_file_name: row.media_file_name,
+    media_sha256: row.media_sha256,
+  };
+}

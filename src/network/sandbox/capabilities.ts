@@ -1,0 +1,28 @@
+/** Gives a sandbox session its chats, groups, users, labels, newsletters, communities and calls. */
+import { errors } from '../../errors.js';
+import { SandboxCalls } from './calls.js';
+import { SandboxChats } from './chats.js';
+import { SandboxCommunities } from './communities.js';
+import { SandboxGroups } from './groups.js';
+import { SandboxLabels } from './labels.js';
+import { SandboxNewsletters } from './newsletters.js';
+import type { SandboxSession } from './session.js';
+import { SandboxUsers } from './users.js';
+import type { SandboxWorld } from './world.js';
+
+export function equipSession(session: SandboxSession, world: SandboxWorld): SandboxSession {
+  // Every operation acts as the number the session is linked to at the time of the call.
+  const me = (): string => {
+    const number = session.currentNumber();
+    if (number === null || !session.isConnected()) throw errors.notConnected(number === null ? 'not linked' : 'not connected');
+    return number;
+  };
+  session.chats = new SandboxChats(world, me);
+  session.groups = new SandboxGroups(world, me);
+  session.users = new SandboxUsers(world, me);
+  session.labels = new SandboxLabels(world, me);
+  session.newsletters = new SandboxNewsletters(world, me);
+  session.communities = new SandboxCommunities(world, me);
+  session.calls = new SandboxCalls(world, me);
+  return session;
+}

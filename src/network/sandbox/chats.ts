@@ -1,0 +1,245 @@
+/** Chats of one sandbox account: list, search, pin, archive, mute, unread, delete, clear, history. */
+import { AppError, errors } from '../../errors.js';
+import {
+  jidToNumber,
+  toChatJid,
+  toJid,
+  type ChatFilter,
+  type ChatMessage,
+  type ChatOperations,
+  type ChatSummary,
+  type NumberCheck,
+  type PageOf,
+  type PageRequest,
+} from '../port.js';
+import { paginate, type ChatState, type SandboxWorld } from './world.js';
+
+/** The phone allows this many pinned chats. */
+export const MAX_PINNED_CHATS = 3;
+
+/** The readable text of a message payload, if it has one. */
+export function textOf(message: Record<string, unknown>): string | undefined {
+  if (typeof message.conversation === 'string') return message.conversation;
+  for (const kind of ['extendedTextMessage', 'imageMessage', 'videoMessage', 'documentMessage']) {
+    const part = message[kind] as { text?: unknown; caption?: unknown } | undefined;
+    if (typeof part?.text === 'string') return part.text;
+    if (typeof part?.caption === 'string') return part.caption;
+  }
+  return undefined;
+}
+
+/** A chat id as given by API callers: a JID, or digits-only for a person. */
+export function normalizeChatId(chatId: string): string {
+  const jid = toChatJid(chatId);
+  if (!jid) throw errors.badRequest(`${chatId} is not a chat id (a number, <number>@s.whatsapp.net, <id>@g.us or <id>@newsletter)`);
+  return jid;
+}
+
+export class SandboxChats implements ChatOperations {
+  constructor(
+    private readonly world: SandboxWorld,
+    private readonly me: () => string,
+  ) {}
+
+  async list(filter: ChatFilter, page: PageRequest): Promise<PageOf<ChatSummary>> {
+    const owner = this.me();
+    const now = this.world.now();
+    const query = filter.query?.toLowerCase();
+    const chats = [...this.world.chatsOf(owner).values()].filter((chat) => {
+      if (filter.kind !== undefined && chat.kind !== filter.kind) return false;
+      if (filter.archived !== undefined && chat.archived !== filter.archived) return false;
+      if (filter.pinned !== undefined && (chat.pinnedAt !== null) !== filter.pinned) return false;
+      if (filter.unread !== undefined && (chat.unreadCount > 0 || chat.markedUnread) !== filter.unread) return false;
+      if (filter.labelId !== undefined && !chat.labels.includes(filter.labelId)) return false;
+      if (query !== undefined && !this.matches(chat, query)) return false;
+      return true;
+    });
+    chats.sort((a, b) => {
+      if ((a.pinnedAt !== null) !== (b.pinnedAt !== null)) return a.pinnedAt !== null ? -1 : 1;
+      if (a.pinnedAt !== null && b.pinnedAt !== null && a.pinnedAt !== b.pinnedAt) return b.pinnedAt - a.pinnedAt;
+      return (b.conversationTimestamp ?? 0) - (a.conversationTimestamp ?? 0);
+    });
+    const { items, total } = paginate(chats, page);
+    return { items: items.map((chat) => this.view(chat, now)), total };
+  }
+
+  async get(chatId: string): Promise<ChatSummary> {
+    return this.view(this.existing(chatId), this.world.now());
+  }
+
+  async setPinned(chatId: string, pinned: boolean): Promise<ChatSummary> {
+    const owner = this.me();
+    const chat = this.existing(chatId);
+    if (pinned && chat.pinnedAt === null) {
+      if (chat.archived) throw errors.conflict('an archived chat cannot be pinned; unarchive it first');
+      const count = [...this.world.chatsOf(owner).values()].filter((c) => c.pinnedAt !== null).length;
+      if (count >= MAX_PINNED_CHATS) throw errors.conflict(`at most ${MAX_PINNED_CHATS} chats can be pinned; unpin one first`);
+      chat.pinnedAt = this.world.now();
+    } else if (!pinned) {
+      chat.pinnedAt = null;
+    }
+    await this.world.saveChats(owner);
+    return this.view(chat, this.world.now());
+  }
+
+  async setArchived(chatId: string, archived: boolean): Promise<ChatSummary> {
+    const owner = this.me();
+    const chat = this.existing(chatId);
+    chat.archived = archived;
+    // The phone unpins what it archives.
+    if (archived) chat.pinnedAt = null;
+    await this.world.saveChats(owner);
+    return this.view(chat, this.world.now());
+  }
+
+  async mute(chatId: string, until: number | null): Promise<ChatSummary> {
+    const owner = this.me();
+    const chat = this.existing(chatId);
+    const now = this.world.now();
+    if (until !== null && until <= now) throw errors.badRequest('the mute must end in the future');
+    chat.mutedUntil = until ?? -1;
+    await this.world.saveChats(owner);
+    return this.view(chat, now);
+  }
+
+  async unmute(chatId: string): Promise<ChatSummary> {
+    const owner = this.me();
+    const chat = this.existing(chatId);
+    chat.mutedUntil = null;
+    await this.world.saveChats(owner);
+    return this.view(chat, this.world.now());
+  }
+
+  async markUnread(chatId: string): Promise<ChatSummary> {
+    const owner = this.me();
+    const chat = this.existing(chatId);
+    chat.markedUnread = true;
+    await this.world.saveChats(owner);
+    return this.view(chat, this.world.now());
+  }
+
+  async markRead(chatId: string): Promise<ChatSummary> {
+    const owner = this.me();
+    const chat = this.existing(chatId);
+    const incoming = chat.messages.filter((m) => !m.key.fromMe);
+    const toAcknowledge = chat.unreadCount > 0 ? incoming.slice(-chat.unreadCount) : [];
+    const wasMarked = chat.markedUnread;
+    chat.unreadCount = 0;
+    chat.markedUnread = false;
+    if (wasMarked) await this.world.saveChats(owner);
+    // Read receipts go to the senders unless this account turned them off (as on the phone).
+    if (this.world.account(owner).privacy.readReceipts === 'all') {
+      const readTimestamp = this.world.now();
+      for (const message of toAcknowledge) {
+        const sender = jidToNumber(message.participant ?? message.key.remoteJid);
+        if (!sender) continue;
+        const data: Record<string, unknown> = {
+          key: { remoteJid: chat.kind === 'person' ? toJid(owner) : chat.jid, fromMe: true, id: message.key.id },
+          receipt: 'read',
+          readTimestamp,
+        };
+        if (chat.kind !== 'person') data.participant = toJid(owner);
+        await this.world.emitTo(sender, { type: 'READ_RECEIPT', data });
+      }
+    }
+    return this.view(chat, this.world.now());
+  }
+
+  async delete(chatId: string): Promise<void> {
+    const owner = this.me();
+    const chat = this.existing(chatId);
+    this.world.chatsOf(owner).delete(chat.jid);
+    await this.world.saveChats(owner);
+  }
+
+  async clear(chatId: string): Promise<ChatSummary> {
+    const owner = this.me();
+    const chat = this.existing(chatId);
+    chat.messages = [];
+    chat.messageLabels = {};
+    chat.unreadCount = 0;
+    await this.world.saveChats(owner);
+    return this.view(chat, this.world.now());
+  }
+
+  async history(chatId: string, page: PageRequest): Promise<PageOf<ChatMessage>> {
+    const chat = this.existing(chatId);
+    const newestFirst = [...chat.messages].reverse();
+    const { items, total } = paginate(newestFirst, page);
+    return { items: items.map((m) => this.messageView(chat, m)), total };
+  }
+
+  async requestHistory(chatId: string, count: number): Promise<{ requested: number }> {
+    const owner = this.me();
+    const chat = this.existing(chatId);
+    // The sandbox phone keeps every message of the chat, so it sends the latest `count` again.
+    const messages = chat.messages.slice(-count).map((m) => this.messageView(chat, m));
+    await this.world.emitTo(owner, {
+      type: 'HISTORY_SYNC',
+      data: { syncType: 'ON_DEMAND', chatId: chat.jid, messages, progress: 100 },
+    });
+    return { requested: messages.length };
+  }
+
+  async checkNumbers(numbers: string[]): Promise<NumberCheck[]> {
+    return numbers.map((number) => ({ number, jid: toJid(number), exists: this.world.isOnNetwork(number) }));
+  }
+
+  /** The chat with `chatId`; a group or newsletter chat appears once the account is in it. 404 otherwise. */
+  existing(chatId: string): ChatState {
+    const owner = this.me();
+    const jid = normalizeChatId(chatId);
+    const found = this.world.chatsOf(owner).get(jid);
+    if (found) return found;
+    const group = this.world.groups.get(jid);
+    if (group?.participants.some((p) => p.number === owner)) return this.world.chat(owner, jid);
+    const newsletter = this.world.newsletters.get(jid);
+    if (newsletter && (newsletter.owner === owner || newsletter.followers.some((f) => f.number === owner))) {
+      return this.world.chat(owner, jid);
+    }
+    throw new AppError('not_found', 404, `chat ${jid} not found`);
+  }
+
+  messageView(chat: ChatState, message: ChatMessage): ChatMessage {
+    return { ...message, labels: chat.messageLabels[message.key.id] ?? [] };
+  }
+
+  private view(chat: ChatState, now: number): ChatSummary {
+    const mutedForever = chat.mutedUntil === -1;
+    const muted = mutedForever || (chat.mutedUntil !== null && chat.mutedUntil > now);
+    const last = chat.messages.at(-1);
+    return {
+      chatId: chat.jid,
+      kind: chat.kind,
+      name: this.nameOf(chat),
+      unreadCount: chat.unreadCount,
+      markedUnread: chat.markedUnread,
+      pinned: chat.pinnedAt !== null,
+      archived: chat.archived,
+      muted,
+      mutedUntil: muted && !mutedForever ? chat.mutedUntil : null,
+      labels: [...chat.labels],
+      lastMessage: last ? this.messageView(chat, last) : null,
+      conversationTimestamp: chat.conversationTimestamp,
+    };
+  }
+
+  private nameOf(chat: ChatState): string | null {
+    switch (chat.kind) {
+      case 'person': {
+        const number = jidToNumber(chat.jid);
+        return number ? this.world.displayName(number) : null;
+      }
+      case 'group':
+        return this.world.groups.get(chat.jid)?.subject ?? this.world.communities.get(chat.jid)?.subject ?? null;
+      case 'newsletter':
+        return this.world.newsletters.get(chat.jid)?.name ?? null;
+    }
+  }
+
+  private matches(chat: ChatState, query: string): boolean {
+    if (chat.jid.toLowerCase().includes(query)) return true;
+    if (this.nameOf(chat)?.toLowerCase().includes(query)) return true;
+    return chat.messages.some((m) => textOf(m.message)?.toLowerCase().includes(query) ?? false);
+  }
+}

@@ -1,0 +1,577 @@
+/**
+ * The sandbox's social world: accounts (profiles, privacy, blocks, business, labels), each account's
+ * chats and call log, groups, communities and newsletters. SandboxNetwork links numbers to sessions
+ * and carries messages; this class holds everything the chats/groups/users/... capabilities act on.
+ *
+ * The world sees every event a sandbox session emits (the driver wraps each session's host with
+ * `observe`), so chats and call logs follow what was really sent and received. It reaches other
+ * instances through their hosts, never through sinks.
+ *
+ * Persistence: accounts, groups, communities, newsletters, chat settings (pin/archive/mute/labels)
+ * and call logs are documents in `sandbox_world`. Chat messages and unread counts live in memory
+ * (bounded), because they are written on every message and the message store owns messages.
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { errors } from '../../errors.js';
+import {
+  isGroupJid,
+  isNewsletterJid,
+  jidToNumber,
+  toJid,
+  type BusinessProfile,
+  type CallRecord,
+  type CanonicalEvent,
+  type ChatKind,
+  type ChatMessage,
+  type GroupRole,
+  type GroupSettings,
+  type ImageInput,
+  type Label,
+  type PrivacyAudience,
+  type PrivacySettings,
+  type SessionHost,
+} from '../port.js';
+import type { SandboxNetwork } from './network.js';
+import type { WorldDocument, WorldStore } from './world-store.js';
+
+/** Messages kept per chat, chats kept per account, calls kept per account (oldest go first). */
+export const LIMITS = { messagesPerChat: 1000, chatsPerAccount: 5000, callsPerAccount: 500, postsPerNewsletter: 1000 } as const;
+
+export interface StoredPicture {
+  pictureId: string;
+  mimetype: string;
+  base64: string;
+}
+
+export interface AccountState {
+  number: string;
+  /** Profile name set by the account; null falls back to the network's name for the number. */
+  pushName: string | null;
+  about: string | null;
+  aboutTimestamp: number | null;
+  picture: StoredPicture | null;
+  business: BusinessProfile | null;
+  privacy: PrivacySettings;
+  /** Numbers this account blocked. */
+  blocked: string[];
+  labels: Label[];
+  nextLabelId: number;
+}
+
+export interface ChatState {
+  jid: string;
+  kind: ChatKind;
+  pinnedAt: number | null;
+  archived: boolean;
+  /** Unix seconds; -1 for ever; null not muted. */
+  mutedUntil: number | null;
+  markedUnread: boolean;
+  labels: string[];
+  messageLabels: Record<string, string[]>;
+  conversationTimestamp: number | null;
+  // In memory only:
+  unreadCount: number;
+  messages: ChatMessage[];
+}
+
+export interface GroupState extends GroupSettings {
+  groupId: string;
+  subject: string;
+  subjectOwner: string | null;
+  subjectTimestamp: number | null;
+  description: string | null;
+  owner: string | null;
+  creation: number;
+  participants: { number: string; role: GroupRole }[];
+  inviteCode: string;
+  picture: StoredPicture | null;
+  requests: { number: string; requestedAt: number }[];
+  communityId: string | null;
+  isCommunityAnnounce: boolean;
+}
+
+export interface CommunityState {
+  communityId: string;
+  subject: string;
+  description: string | null;
+  owner: string | null;
+  creation: number;
+  admins: string[];
+  announceGroupId: string;
+  groupIds: string[];
+}
+
+export interface NewsletterState {
+  newsletterId: string;
+  name: string;
+  description: string | null;
+  picture: StoredPicture | null;
+  inviteCode: string;
+  owner: string;
+  creation: number;
+  followers: { number: string; muted: boolean; since: number }[];
+  posts: { id: string; serverId: number; text: string; timestamp: number }[];
+  nextServerId: number;
+}
+
+export interface PresenceState {
+  presence: 'available' | 'unavailable';
+  lastSeen: number | null;
+}
+
+export const DEFAULT_PRIVACY: PrivacySettings = {
+  lastSeen: 'all',
+  online: 'all',
+  profilePicture: 'all',
+  about: 'all',
+  groupAdd: 'all',
+  readReceipts: 'all',
+  calls: 'all',
+};
+
+const STATUS_BROADCAST = 'status@broadcast';
+
+/** Message kinds that change another message rather than being one (they do not enter the history). */
+const UPDATE_KINDS = ['reactionMessage', 'protocolMessage', 'pollUpdateMessage', 'editedMessage'];
+
+export function randomDigits(count: number): string {
+  let out = '';
+  while (out.length < count) out += String(randomInt(0, 1_000_000_000)).padStart(9, '0');
+  return out.slice(0, count);
+}
+
+export function newInviteCode(): string {
+  return randomBytes(16).toString('base64url').replace(/[-_]/g, 'x').slice(0, 22);
+}
+
+export function pictureUrl(picture: StoredPicture | null): string | null {
+  return picture ? `data:${picture.mimetype};base64,${picture.base64}` : null;
+}
+
+export function storePicture(image: ImageInput): StoredPicture {
+  return { pictureId: randomDigits(16), mimetype: image.mimetype, base64: image.data.toString('base64') };
+}
+
+export function paginate<T>(all: T[], page: { offset: number; limit: number }): { items: T[]; total: number } {
+  return { items: all.slice(page.offset, page.offset + page.limit), total: all.length };
+}
+
+/** The number of a person JID or of a digits-only input; 400 otherwise. */
+export function personNumber(jidOrNumber: string): string {
+  if (/^[0-9]{7,15}$/.test(jidOrNumber)) return jidOrNumber;
+  const number = jidToNumber(jidOrNumber);
+  if (!number) throw errors.badRequest(`${jidOrNumber} is not a phone number or a person JID`);
+  return number;
+}
+
+export function chatKindOf(jid: string): ChatKind {
+  if (isGroupJid(jid)) return 'group';
+  if (isNewsletterJid(jid)) return 'newsletter';
+  return 'person';
+}
+
+export class SandboxWorld {
+  readonly accounts = new Map<string, AccountState>();
+  readonly groups = new Map<string, GroupState>();
+  readonly communities = new Map<string, CommunityState>();
+  readonly newsletters = new Map<string, NewsletterState>();
+  private readonly chats = new Map<string, Map<string, ChatState>>();
+  private readonly calls = new Map<string, CallRecord[]>();
+  private readonly presence = new Map<string, PresenceState>();
+  /** target number -> numbers subscribed to its presence. */
+  private readonly presenceSubscribers = new Map<string, Set<string>>();
+  /** Numbers seen on the network (message senders) without an account document. */
+  private readonly seen = new Set<string>();
+  /** instanceId -> the observed host of its session, and the number it is linked to. */
+  private readonly hosts = new Map<string, { host: SessionHost; number: string | null }>();
+
+  constructor(
+    readonly network: SandboxNetwork,
+    private readonly store: WorldStore,
+  ) {}
+
+  now(): number {
+    return Math.floor(this.network.clock.now() / 1000);
+  }
+
+  async load(): Promise<void> {
+    const documents: WorldDocument[] = await this.store.loadAll();
+    for (const doc of documents) {
+      switch (doc.kind) {
+        case 'account': {
+          const account = doc.body as AccountState;
+          this.accounts.set(doc.id, { ...account, privacy: { ...DEFAULT_PRIVACY, ...account.privacy } });
+          break;
+        }
+        case 'group':
+          this.groups.set(doc.id, doc.body as GroupState);
+          break;
+        case 'community':
+          this.communities.set(doc.id, doc.body as CommunityState);
+          break;
+        case 'newsletter':
+          this.newsletters.set(doc.id, doc.body as NewsletterState);
+          break;
+        case 'chats': {
+          const chats = new Map<string, ChatState>();
+          for (const saved of (doc.body as { chats: Omit<ChatState, 'unreadCount' | 'messages'>[] }).chats) {
+            chats.set(saved.jid, { ...saved, unreadCount: 0, messages: [] });
+          }
+          this.chats.set(doc.id, chats);
+          break;
+        }
+        case 'calls':
+          this.calls.set(doc.id, (doc.body as { calls: CallRecord[] }).calls);
+          break;
+      }
+    }
+  }
+
+  // --- sessions and events ---
+
+  /**
+   * Wraps a sandbox session's host: the world records chats, calls and the linked number from what
+   * the session emits, then passes the event on unchanged.
+   */
+  observe(host: SessionHost): SessionHost {
+    const entry = { host: undefined as unknown as SessionHost, number: host.number };
+    const observed: SessionHost = {
+      instanceId: host.instanceId,
+      instanceName: host.instanceName,
+      status: host.status,
+      number: host.number,
+      emit: (event) => {
+        this.see(entry, event);
+        return host.emit(event);
+      },
+    };
+    entry.host = observed;
+    this.hosts.set(host.instanceId, entry);
+    return observed;
+  }
+
+  forgetInstance(instanceId: string): void {
+    this.hosts.delete(instanceId);
+  }
+
+  /** Emits an event to the connected sandbox instance linked to `number`, if any. */
+  async emitTo(number: string, event: CanonicalEvent): Promise<void> {
+    const session = this.network.sessionOf(number);
+    if (!session || !session.isConnected()) return;
+    const entry = this.hosts.get(session.instanceId);
+    if (entry) await entry.host.emit(event);
+  }
+
+  async emitToAll(numbers: Iterable<string>, event: CanonicalEvent): Promise<void> {
+    await Promise.all([...new Set(numbers)].map((number) => this.emitTo(number, event)));
+  }
+
+  private see(entry: { number: string | null }, event: CanonicalEvent): void {
+    const data = event.data;
+    switch (event.type) {
+      case 'CONNECTION': {
+        const status = data.status as string;
+        if (status === 'CONNECTED' && typeof data.number === 'string') entry.number = data.number;
+        if (status === 'LOGGED_OUT') entry.number = null;
+        return;
+      }
+      case 'MESSAGE':
+      case 'SEND_MESSAGE': {
+        if (entry.number === null) return;
+        const key = data.key as ChatMessage['key'] | undefined;
+        const content = data.message as Record<string, unknown> | undefined;
+        if (!key || !content || UPDATE_KINDS.some((kind) => kind in content)) return;
+        // Status posts are stories, not a chat.
+        if (key.remoteJid === STATUS_BROADCAST) return;
+        const participant = typeof data.participant === 'string' ? data.participant : undefined;
+        const message: ChatMessage = {
+          key: { remoteJid: key.remoteJid, fromMe: key.fromMe, id: key.id },
+          ...(participant ? { participant } : {}),
+          ...(typeof data.pushName === 'string' ? { pushName: data.pushName } : {}),
+          message: content,
+          messageTimestamp: typeof data.messageTimestamp === 'number' ? data.messageTimestamp : this.now(),
+          labels: [],
+        };
+        this.recordMessage(entry.number, message, event.type === 'MESSAGE');
+        return;
+      }
+      case 'CALL':
+        if (entry.number !== null) this.recordCall(entry.number, data);
+        return;
+      // The rest changes nothing the world keeps from events.
+      case 'READ_RECEIPT':
+      case 'PRESENCE':
+      case 'HISTORY_SYNC':
+      case 'CHAT_PRESENCE':
+      case 'LABEL':
+      case 'CONTACT':
+      case 'GROUP':
+      case 'NEWSLETTER':
+      case 'QRCODE':
+        return;
+    }
+  }
+
+  // --- accounts ---
+
+  findAccount(number: string): AccountState | undefined {
+    return this.accounts.get(number);
+  }
+
+  /** The account of `number`, created with defaults (in memory until saved) when missing. */
+  account(number: string): AccountState {
+    let account = this.accounts.get(number);
+    if (!account) {
+      account = {
+        number,
+        pushName: null,
+        about: null,
+        aboutTimestamp: null,
+        picture: null,
+        business: null,
+        privacy: { ...DEFAULT_PRIVACY },
+        blocked: [],
+        labels: [],
+        nextLabelId: 1,
+      };
+      this.accounts.set(number, account);
+    }
+    return account;
+  }
+
+  saveAccount(account: AccountState): Promise<void> {
+    return this.store.save('account', account.number, account);
+  }
+
+  /** On the sandbox network: linked to an instance now, given an account, named, or seen sending. */
+  isOnNetwork(number: string): boolean {
+    return (
+      this.accounts.has(number) ||
+      this.network.sessionOf(number) !== undefined ||
+      this.network.nameOf(number) !== number ||
+      this.seen.has(number)
+    );
+  }
+
+  displayName(number: string): string {
+    return this.accounts.get(number)?.pushName ?? this.network.nameOf(number);
+  }
+
+  hasBlocked(owner: string, other: string): boolean {
+    return this.accounts.get(owner)?.blocked.includes(other) ?? false;
+  }
+
+  /** In the sandbox, an account's contacts are the people it has a person chat with. */
+  isContact(owner: string, other: string): boolean {
+    return this.chats.get(owner)?.has(toJid(other)) ?? false;
+  }
+
+  contactsOf(owner: string): string[] {
+    const out: string[] = [];
+    for (const chat of this.chats.get(owner)?.values() ?? []) {
+      if (chat.kind !== 'person') continue;
+      const number = jidToNumber(chat.jid);
+      if (number) out.push(number);
+    }
+    return out;
+  }
+
+  /** Whether `viewer` may see what `owner` shares with `audience` (blocked viewers see nothing). */
+  allows(owner: string, viewer: string, audience: PrivacyAudience | 'known'): boolean {
+    if (owner === viewer) return true;
+    if (this.hasBlocked(owner, viewer)) return false;
+    switch (audience) {
+      case 'all':
+        return true;
+      case 'none':
+        return false;
+      case 'contacts':
+      case 'contact_blacklist':
+      case 'known':
+        return this.isContact(owner, viewer);
+    }
+  }
+
+  /** Accounts that should hear about a change of `number`'s profile: those with a chat with it. */
+  watchersOf(number: string): string[] {
+    const jid = toJid(number);
+    const out: string[] = [];
+    for (const [owner, chats] of this.chats) if (owner !== number && chats.has(jid)) out.push(owner);
+    return out;
+  }
+
+  // --- presence ---
+
+  presenceOf(number: string): PresenceState | undefined {
+    return this.presence.get(number);
+  }
+
+  setPresence(number: string, state: PresenceState): string[] {
+    this.presence.set(number, state);
+    return [...(this.presenceSubscribers.get(number) ?? [])];
+  }
+
+  subscribePresence(subscriber: string, target: string): void {
+    let set = this.presenceSubscribers.get(target);
+    if (!set) this.presenceSubscribers.set(target, (set = new Set()));
+    set.add(subscriber);
+  }
+
+  // --- chats ---
+
+  chatsOf(number: string): Map<string, ChatState> {
+    let chats = this.chats.get(number);
+    if (!chats) this.chats.set(number, (chats = new Map()));
+    return chats;
+  }
+
+  /** The chat of `owner` with `jid`, created empty when missing. */
+  chat(owner: string, jid: string): ChatState {
+    const chats = this.chatsOf(owner);
+    let chat = chats.get(jid);
+    if (!chat) {
+      chat = {
+        jid,
+        kind: chatKindOf(jid),
+        pinnedAt: null,
+        archived: false,
+        mutedUntil: null,
+        markedUnread: false,
+        labels: [],
+        messageLabels: {},
+        conversationTimestamp: null,
+        unreadCount: 0,
+        messages: [],
+      };
+      chats.set(jid, chat);
+      if (chats.size > LIMITS.chatsPerAccount) this.evictChats(chats, jid);
+    }
+    return chat;
+  }
+
+  /** Persists the settings of the chats that have any (messages stay in memory). */
+  saveChats(owner: string): Promise<void> {
+    const chats = [...this.chatsOf(owner).values()]
+      .filter((c) => c.pinnedAt !== null || c.archived || c.mutedUntil !== null || c.markedUnread || c.labels.length > 0 || Object.keys(c.messageLabels).length > 0)
+      .map(({ unreadCount: _unread, messages: _messages, ...settings }) => settings);
+    return this.store.save('chats', owner, { chats });
+  }
+
+  private recordMessage(owner: string, message: ChatMessage, incoming: boolean): void {
+    const chat = this.chat(owner, message.key.remoteJid);
+    chat.messages.push(message);
+    if (chat.messages.length > LIMITS.messagesPerChat) chat.messages.splice(0, chat.messages.length - LIMITS.messagesPerChat);
+    chat.conversationTimestamp = Math.max(chat.conversationTimestamp ?? 0, message.messageTimestamp);
+    if (incoming) {
+      chat.unreadCount += 1;
+      // A new message brings an archived chat back only when it is not muted (as the phone does).
+      if (chat.archived && chat.mutedUntil === null) chat.archived = false;
+      if (chat.kind === 'person') {
+        const sender = jidToNumber(message.key.remoteJid);
+        if (sender) this.seen.add(sender);
+      }
+    } else {
+      // Writing in a chat reads it.
+      chat.unreadCount = 0;
+      chat.markedUnread = false;
+    }
+  }
+
+  /** Drops the least recently active tenth of the chats that carry no settings (never `keep`). */
+  private evictChats(chats: Map<string, ChatState>, keep: string): void {
+    const plain = [...chats.values()]
+      .filter((c) => c.jid !== keep && c.pinnedAt === null && !c.archived && c.mutedUntil === null && c.labels.length === 0)
+      .sort((a, b) => (a.conversationTimestamp ?? 0) - (b.conversationTimestamp ?? 0));
+    for (const chat of plain.slice(0, Math.ceil(LIMITS.chatsPerAccount / 10))) chats.delete(chat.jid);
+  }
+
+  // --- calls ---
+
+  callsOf(number: string): CallRecord[] {
+    let calls = this.calls.get(number);
+    if (!calls) this.calls.set(number, (calls = []));
+    return calls;
+  }
+
+  saveCalls(number: string): Promise<void> {
+    return this.store.save('calls', number, { calls: this.callsOf(number) });
+  }
+
+  private recordCall(owner: string, data: Record<string, unknown>): void {
+    const callId = typeof data.id === 'string' ? data.id : undefined;
+    if (!callId) return;
+    const calls = this.callsOf(owner);
+    const timestamp = typeof data.timestamp === 'number' ? data.timestamp : this.now();
+    const existing = calls.find((call) => call.callId === callId);
+    switch (data.status) {
+      case 'offer':
+        if (existing) return;
+        calls.push({
+          callId,
+          from: String(data.from),
+          direction: 'incoming',
+          isVideo: data.isVideo === true,
+          isGroup: data.isGroup === true,
+          status: 'ringing',
+          rejectedBy: null,
+          offeredAt: timestamp,
+          endedAt: null,
+        });
+        if (calls.length > LIMITS.callsPerAccount) calls.splice(0, calls.length - LIMITS.callsPerAccount);
+        break;
+      case 'reject':
+        if (!existing) return;
+        existing.status = 'rejected';
+        existing.rejectedBy = data.reason === 'auto_reject' ? 'auto' : 'user';
+        existing.endedAt = timestamp;
+        break;
+      case 'timeout':
+        if (!existing || existing.status !== 'ringing') return;
+        existing.status = 'missed';
+        existing.endedAt = timestamp;
+        break;
+      case 'terminate':
+        if (!existing || existing.status !== 'ringing') return;
+        existing.status = 'ended';
+        existing.endedAt = timestamp;
+        break;
+      default:
+        return;
+    }
+    // Call logs are small and change rarely; a failed write is retried by the next change.
+    this.saveCalls(owner).catch(() => undefined);
+  }
+
+  // --- groups, communities, newsletters ---
+
+  saveGroup(group: GroupState): Promise<void> {
+    return this.store.save('group', group.groupId, group);
+  }
+
+  saveCommunity(community: CommunityState): Promise<void> {
+    return this.store.save('community', community.communityId, community);
+  }
+
+  saveNewsletter(newsletter: NewsletterState): Promise<void> {
+    return this.store.save('newsletter', newsletter.newsletterId, newsletter);
+  }
+
+  async removeNewsletter(newsletterId: string): Promise<void> {
+    this.newsletters.delete(newsletterId);
+    await this.store.remove('newsletter', newsletterId);
+  }
+
+  newGroupId(): string {
+    let id: string;
+    do id = `120363${randomDigits(12)}@g.us`;
+    while (this.groups.has(id) || this.communities.has(id));
+    return id;
+  }
+
+  newNewsletterId(): string {
+    let id: string;
+    do id = `120363${randomDigits(12)}@newsletter`;
+    while (this.newsletters.has(id));
+    return id;
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * Addresses on the WhatsApp network. People are known by a phone address (`<digits>@s.whatsapp.net`)
+ * and, more and more, by a hidden id (`<id>@lid`). The LidDirectory remembers which LID stands for
+ * which number (learnt from message keys, history sync, contacts and Baileys' `lid-mapping.update`),
+ * persists it, and lets translation put the phone address in events whenever it is known.
+ */
+import { jidDecode, jidNormalizedUser } from 'baileys';
+import { errors } from '../../errors.js';
+import { USER_SERVER } from '../port.js';
+import type { LidPair, WhatsAppAuthStore } from './auth-store.js';
+
+export const LID_SERVER = 'lid';
+
+export function isLidJid(jid: string | null | undefined): jid is string {
+  return typeof jid === 'string' && /@(hosted\.)?lid$/.test(jid);
+}
+
+export function isPhoneJid(jid: string | null | undefined): jid is string {
+  return typeof jid === 'string' && /@(s\.whatsapp\.net|hosted)$/.test(jid);
+}
+
+/** `5511999999999:7@s.whatsapp.net` -> `5511999999999`; undefined for other kinds of address. */
+export function userOf(jid: string | null | undefined): string | undefined {
+  if (!jid) return undefined;
+  return jidDecode(jid)?.user;
+}
+
+/** Strips the device part: `5511999999999:7@s.whatsapp.net` -> `5511999999999@s.whatsapp.net`. */
+export function normalise(jid: string): string {
+  return jidNormalizedUser(jid) || jid;
+}
+
+/**
+ * The recipient JID of a send: digits (a phone number), or any full address the network knows
+ * (`@s.whatsapp.net`, `@lid`, `@g.us`, `@newsletter`, `@broadcast`). Everything else is a 400.
+ */
+export function recipientJid(to: string): string {
+  const trimmed = to.trim();
+  if (/^\d{5,20}$/.test(trimmed)) return `${trimmed}@${USER_SERVER}`;
+  if (/^\d{5,20}(:\d+)?@s\.whatsapp\.net$/.test(trimmed)) return normalise(trimmed);
+  if (/^\d{1,25}(:\d+)?@lid$/.test(trimmed)) return normalise(trimmed);
+  if (/^\d+(-\d+)?@g\.us$/.test(trimmed)) return trimmed;
+  if (/^\d+@newsletter$/.test(trimmed)) return trimmed;
+  if (trimmed === 'status@broadcast' || /^\d+@broadcast$/.test(trimmed)) return trimmed;
+  throw errors.badRequest(`not a WhatsApp address: ${to} (digits with country code, or a full JID)`);
+}
+
+/** A small insertion-ordered map that forgets its oldest entries beyond `limit`. */
+export class BoundedMap<K, V> {
+  private readonly map = new Map<K, V>();
+  constructor(private readonly limit: number) {}
+  get(key: K): V | undefined {
+    return this.map.get(key);
+  }
+  has(key: K): boolean {
+    return this.map.has(key);
+  }
+  set(key: K, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    while (this.map.size > this.limit) {
+      const oldest = this.map.keys().next();
+      if (oldest.done) break;
+      this.map.delete(oldest.value);
+    }
+  }
+  delete(key: K): void {
+    this.map.delete(key);
+  }
+  clear(): void {
+    this.map.clear();
+  }
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+/** How an event names a person: the phone address when known, and the LID when there is one. */
+export interface ResolvedAddress {
+  jid: string;
+  lid?: string;
+}
+
+export class LidDirectory {
+  private readonly phoneByLid: BoundedMap<string, string>;
+  private readonly lidByPhone: BoundedMap<string, string>;
+
+  constructor(
+    private readonly store: WhatsAppAuthStore,
+    private readonly instanceId: string,
+    cacheSize = 20_000,
+  ) {
+    this.phoneByLid = new BoundedMap(cacheSize);
+    this.lidByPhone = new BoundedMap(cacheSize);
+  }
+
+  /** Learns pairs of full JIDs (either order); persists only what is new. */
+  async remember(pairs: { lid?: string | null; pn?: string | null }[]): Promise<void> {
+    const fresh: LidPair[] = [];
+    for (const pair of pairs) {
+      let { lid, pn } = pair;
+      if (isPhoneJid(lid) && isLidJid(pn)) [lid, pn] = [pn, lid];
+      if (!isLidJid(lid) || !isPhoneJid(pn)) continue;
+      const lidUser = userOf(lid);
+      const pnUser = userOf(pn);
+      if (!lidUser || !pnUser) continue;
+      if (this.phoneByLid.get(lidUser) === pnUser) continue;
+      this.phoneByLid.set(lidUser, pnUser);
+      this.lidByPhone.set(pnUser, lidUser);
+      fresh.push({ lid: lidUser, pn: pnUser });
+    }
+    if (fresh.length > 0) await this.store.saveLidPairs(this.instanceId, fresh);
+  }
+
+  /** Loads the mapping of these addresses into memory, so `resolve` can answer synchronously. */
+  async prefetch(jids: Iterable<string | null | undefined>): Promise<void> {
+    const lids = new Set<string>();
+    const phones = new Set<string>();
+    for (const jid of jids) {
+      const user = userOf(jid);
+      if (!user) continue;
+      if (isLidJid(jid) && !this.phoneByLid.has(user)) lids.add(user);
+      if (isPhoneJid(jid) && !this.lidByPhone.has(user)) phones.add(user);
+    }
+    const found = [
+      ...(lids.size ? await this.store.findPhones(this.instanceId, [...lids]) : []),
+      ...(phones.size ? await this.store.findLids(this.instanceId, [...phones]) : []),
+    ];
+    for (const pair of found) {
+      this.phoneByLid.set(pair.lid, pair.pn);
+      this.lidByPhone.set(pair.pn, pair.lid);
+    }
+  }
+
+  /** The phone address of a LID, if known (after `prefetch` or `remember`). */
+  phoneOf(lidJid: string): string | undefined {
+    const user = userOf(lidJid);
+    const pn = user ? this.phoneByLid.get(user) : undefined;
+    return pn ? `${pn}@${USER_SERVER}` : undefined;
+  }
+
+  lidOf(phoneJid: string): string | undefined {
+    const user = userOf(phoneJid);
+    const lid = user ? this.lidByPhone.get(user) : undefined;
+    return lid ? `${lid}@${LID_SERVER}` : undefined;
+  }
+
+  /**
+   * How to show an address: phone JIDs stay; a LID becomes its phone JID when known (or `alt`, the
+   * phone address the network sent alongside) and is kept in `lid`. Groups and others pass through.
+   */
+  resolve(jid: string, alt?: string | null): ResolvedAddress {
+    const plain = normalise(jid);
+    if (isLidJid(plain)) {
+      const phone = isPhoneJid(alt) ? normalise(alt) : this.phoneOf(plain);
+      return phone ? { jid: phone, lid: plain } : { jid: plain, lid: plain };
+    }
+    if (isPhoneJid(plain)) {
+      const lid = isLidJid(alt) ? normalise(alt) : this.lidOf(plain);
+      return lid ? { jid: plain, lid } : { jid: plain };
+    }
+    return { jid: plain };
+  }
+
+  clearMemory(): void {
+    this.phoneByLid.clear();
+    this.lidByPhone.clear();
+  }
+}

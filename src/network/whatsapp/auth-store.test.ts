@@ -1,0 +1,184 @@
+/**
+ * The auth state in the database, on SQLite and PostgreSQL: Baileys' creds and Signal keys survive a
+ * reload byte for byte, key writes follow SignalKeyStore semantics atomically (also when many run at
+ * once), and deleting an instance deletes its keys.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { addTransactionCapability, initAuthCreds, proto, type SignalDataSet } from 'baileys';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../clock.js';
+import { dropSchema, type Storage } from '../../storage/db.js';
+import { LidDirectory } from './addresses.js';
+import { authStateFor, WhatsAppAuthStore } from './auth-store.js';
+import { TtlCache } from './caches.js';
+import { storageWithInstance } from './fixtures/harness.js';
+
+const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+const dialects = [
+  { name: 'sqlite', url: () => `sqlite:${path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wa-auth-')), 'auth.db')}`, schema: undefined },
+  { name: 'postgres', url: () => PG_URL, schema: `wg_wa_${process.pid}_${randomBytes(4).toString('hex')}` },
+] as const;
+
+describe.each(dialects)('auth store on $name', ({ url, schema }) => {
+  let storage: Storage;
+  let addInstance: () => Promise<string>;
+  let store: WhatsAppAuthStore;
+
+  beforeAll(async () => {
+    ({ storage, addInstance } = await storageWithInstance(url(), schema));
+    store = new WhatsAppAuthStore(storage.db, systemClock);
+  });
+
+  afterAll(async () => {
+    await storage.close();
+    if (schema) await dropSchema(PG_URL, schema);
+  });
+
+  it('creds round-trip with their binary keys intact', async () => {
+    const id = await addInstance();
+    expect(await store.loadCreds(id)).toBeUndefined();
+    const creds = initAuthCreds();
+    creds.me = { id: '5511999999999:3@s.whatsapp.net', lid: '200000000000003:3@lid' };
+    creds.routingInfo = Buffer.from([1, 2, 3]);
+    await store.saveCreds(id, creds);
+    const loaded = await store.loadCreds(id);
+    expect(Buffer.isBuffer(loaded?.noiseKey.private)).toBe(true);
+    expect(Buffer.compare(loaded!.noiseKey.private, creds.noiseKey.private)).toBe(0);
+    expect(Buffer.compare(loaded!.signedPreKey.signature, creds.signedPreKey.signature)).toBe(0);
+    expect(loaded?.routingInfo).toEqual(Buffer.from([1, 2, 3]));
+    expect(loaded?.me).toEqual(creds.me);
+    // A second save replaces the row.
+    creds.registered = true;
+    await store.saveCreds(id, creds);
+    expect((await store.loadCreds(id))?.registered).toBe(true);
+  });
+
+  it('keys: get returns only what exists, null deletes, app-state keys come back as protobufs', async () => {
+    const id = await addInstance();
+    const preKey = { public: randomBytes(32), private: randomBytes(32) };
+    const session = randomBytes(100);
+    await store.setKeys(id, {
+      'pre-key': { '1': preKey, '2': { public: randomBytes(32), private: randomBytes(32) } },
+      session: { '5511999999999.0': session },
+      'app-state-sync-key': { AAAA: proto.Message.AppStateSyncKeyData.fromObject({ keyData: randomBytes(32), timestamp: 5 }) },
+      'lid-mapping': { '5511999999999': '200000000000003' },
+    });
+    const preKeys = await store.getKeys(id, 'pre-key', ['1', '2', '3']);
+    expect(Object.keys(preKeys).sort()).toEqual(['1', '2']);
+    expect(Buffer.compare(Buffer.from(preKeys['1']!.private), preKey.private)).toBe(0);
+    const sessions = await store.getKeys(id, 'session', ['5511999999999.0']);
+    expect(Buffer.compare(Buffer.from(sessions['5511999999999.0']!), session)).toBe(0);
+    const appState = await store.getKeys(id, 'app-state-sync-key', ['AAAA']);
+    expect(appState.AAAA).toBeInstanceOf(proto.Message.AppStateSyncKeyData);
+    expect((await store.getKeys(id, 'lid-mapping', ['5511999999999']))['5511999999999']).toBe('200000000000003');
+
+    await store.setKeys(id, { 'pre-key': { '1': null } });
+    expect(Object.keys(await store.getKeys(id, 'pre-key', ['1', '2']))).toEqual(['2']);
+  });
+
+  it('writes hundreds of keys in one set (a pre-key upload) atomically', async () => {
+    const id = await addInstance();
+    const preKeys: Record<string, { public: Buffer; private: Buffer }> = {};
+    for (let i = 1; i <= 812; i++) preKeys[String(i)] = { public: randomBytes(32), private: randomBytes(32) };
+    await store.setKeys(id, { 'pre-key': preKeys });
+    expect(await store.countKeys(id)).toBe(812);
+    const some = await store.getKeys(
+      id,
+      'pre-key',
+      Array.from({ length: 812 }, (_, i) => String(i + 1)),
+    );
+    expect(Object.keys(some)).toHaveLength(812);
+  });
+
+  it('concurrent key writes (overlapping ids, mixed deletes) all land, without deadlock', async () => {
+    const id = await addInstance();
+    const writers = Array.from({ length: 24 }, (_, writer) => {
+      const data: SignalDataSet = { session: {}, 'sender-key': {} };
+      // Every writer touches the shared ids 0..9 in a different order, plus its own id.
+      const shared = Array.from({ length: 10 }, (_, i) => (i + writer) % 10);
+      for (const i of shared) data.session![`shared.${i}`] = Buffer.from(`w${writer}`);
+      data['sender-key']![`own.${writer}`] = Buffer.from(`w${writer}`);
+      if (writer % 4 === 0) data.session![`shared.${writer % 10}`] = null;
+      return store.setKeys(id, data);
+    });
+    await Promise.all(writers);
+    const own = await store.getKeys(
+      id,
+      'sender-key',
+      Array.from({ length: 24 }, (_, w) => `own.${w}`),
+    );
+    expect(Object.keys(own)).toHaveLength(24);
+    const shared = await store.getKeys(
+      id,
+      'session',
+      Array.from({ length: 10 }, (_, i) => `shared.${i}`),
+    );
+    // Each shared id holds some writer's full value or was deleted by the last writer to touch it.
+    for (const value of Object.values(shared)) expect(Buffer.from(value).toString()).toMatch(/^w\d+$/);
+  });
+
+  it('Baileys transactions over the store commit their mutations in one write', async () => {
+    const id = await addInstance();
+    const keys = addTransactionCapability(store.keyStore(id), pino({ level: 'silent' }), { maxCommitRetries: 1, delayBetweenTriesMs: 1 });
+    await keys.transaction(async () => {
+      await keys.set({ session: { 'a.0': Buffer.from('one') } });
+      await keys.set({ session: { 'b.0': Buffer.from('two') } });
+      // Inside the transaction nothing is written yet.
+      expect(await store.countKeys(id)).toBe(0);
+    }, 'test');
+    expect(await store.countKeys(id)).toBe(2);
+  });
+
+  it('reload through authStateFor: a new process sees the same creds and keys (behind its own cache)', async () => {
+    const id = await addInstance();
+    const first = await authStateFor(store, id, new TtlCache(100, 60_000, systemClock));
+    first.state.creds.me = { id: '5511999999999:3@s.whatsapp.net' };
+    await first.saveCreds();
+    await first.state.keys.set({ 'pre-key': { '7': { public: Buffer.alloc(32, 7), private: Buffer.alloc(32, 8) } } });
+
+    const second = await authStateFor(new WhatsAppAuthStore(storage.db, systemClock), id, new TtlCache(100, 60_000, systemClock));
+    expect(second.state.creds.me?.id).toBe('5511999999999:3@s.whatsapp.net');
+    expect(Buffer.compare(second.state.creds.noiseKey.public, first.state.creds.noiseKey.public)).toBe(0);
+    const got = await second.state.keys.get('pre-key', ['7']);
+    expect(Buffer.from(got['7']!.private)).toEqual(Buffer.alloc(32, 8));
+    expect(second.isLinked()).toBe(false);
+  });
+
+  it('wipe forgets creds and keys but keeps the LID mapping; deleting the instance removes everything', async () => {
+    const id = await addInstance();
+    await store.saveCreds(id, initAuthCreds());
+    await store.setKeys(id, { session: { 'x.0': Buffer.from('s') } });
+    const directory = new LidDirectory(store, id);
+    await directory.remember([{ lid: '200000000000003@lid', pn: '5511999999999@s.whatsapp.net' }]);
+
+    await store.wipe(id);
+    expect(await store.loadCreds(id)).toBeUndefined();
+    expect(await store.countKeys(id)).toBe(0);
+    expect(await store.findPhones(id, ['200000000000003'])).toEqual([{ lid: '200000000000003', pn: '5511999999999' }]);
+
+    await store.saveCreds(id, initAuthCreds());
+    await store.setKeys(id, { session: { 'x.0': Buffer.from('s') } });
+    await storage.db.deleteFrom('instances').where('id', '=', id).execute();
+    expect(await store.loadCreds(id)).toBeUndefined();
+    expect(await store.countKeys(id)).toBe(0);
+    expect(await store.findPhones(id, ['200000000000003'])).toEqual([]);
+  });
+
+  it('the LID directory resolves from the database in a fresh process', async () => {
+    const id = await addInstance();
+    await new LidDirectory(store, id).remember([
+      { lid: '200000000000003:5@lid', pn: '5511999999999:5@s.whatsapp.net' },
+      { pn: '200000000000004@lid', lid: '5511888888888@s.whatsapp.net' },
+    ]);
+    const fresh = new LidDirectory(new WhatsAppAuthStore(storage.db, systemClock), id);
+    expect(fresh.resolve('200000000000003@lid')).toEqual({ jid: '200000000000003@lid', lid: '200000000000003@lid' });
+    await fresh.prefetch(['200000000000003@lid', '5511888888888@s.whatsapp.net']);
+    expect(fresh.resolve('200000000000003@lid')).toEqual({ jid: '5511999999999@s.whatsapp.net', lid: '200000000000003@lid' });
+    expect(fresh.resolve('5511888888888@s.whatsapp.net')).toEqual({ jid: '5511888888888@s.whatsapp.net', lid: '200000000000004@lid' });
+  });
+});

@@ -1,0 +1,244 @@
+/**
+ * The linked-device state of WhatsApp instances, in Waygate's database (SQLite or PostgreSQL): Baileys'
+ * creds (one JSON row per instance) and its Signal keys with SignalKeyStore semantics (get returns only
+ * what exists; set writes every value and deletes every null, all in one transaction), plus the
+ * LID <-> phone-number mapping. Values are BufferJSON text so binary keys survive the round trip.
+ *
+ * `authStateFor` gives Baileys the `{ creds, keys }` it wants, with a per-instance key cache in front
+ * of the database; that cache belongs to the session, not to a socket, so reconnects keep it warm.
+ */
+import {
+  BufferJSON,
+  initAuthCreds,
+  makeCacheableSignalKeyStore,
+  proto,
+  type AuthenticationCreds,
+  type AuthenticationState,
+  type CacheStore,
+  type SignalDataSet,
+  type SignalDataTypeMap,
+  type SignalKeyStore,
+} from 'baileys';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../clock.js';
+import type { Database } from '../../storage/schema.js';
+
+type KeyType = keyof SignalDataTypeMap;
+
+/** Rows per statement: well under SQLite's and PostgreSQL's bound-parameter limits. */
+const CHUNK = 400;
+
+function chunks<T>(items: T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export function serialise(value: unknown): string {
+  return JSON.stringify(value, BufferJSON.replacer);
+}
+
+export function deserialise<T>(text: string): T {
+  return JSON.parse(text, BufferJSON.reviver) as T;
+}
+
+export interface LidPair {
+  /** User part of the LID (`123456789012345` of `123456789012345@lid`). */
+  lid: string;
+  /** User part of the phone address (digits with country code). */
+  pn: string;
+}
+
+export class WhatsAppAuthStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  async loadCreds(instanceId: string): Promise<AuthenticationCreds | undefined> {
+    const row = await this.db.selectFrom('whatsapp_auth_creds').select('creds').where('instance_id', '=', instanceId).executeTakeFirst();
+    return row ? deserialise<AuthenticationCreds>(row.creds) : undefined;
+  }
+
+  async saveCreds(instanceId: string, creds: AuthenticationCreds): Promise<void> {
+    const text = serialise(creds);
+    const now = this.clock.now();
+    await this.db
+      .insertInto('whatsapp_auth_creds')
+      .values({ instance_id: instanceId, creds: text, updated_at: now })
+      .onConflict((oc) => oc.column('instance_id').doUpdateSet({ creds: text, updated_at: now }))
+      .execute();
+  }
+
+  async getKeys<T extends KeyType>(instanceId: string, type: T, ids: string[]): Promise<Record<string, SignalDataTypeMap[T]>> {
+    const found: Record<string, SignalDataTypeMap[T]> = {};
+    for (const part of chunks([...new Set(ids)])) {
+      const rows = await this.db
+        .selectFrom('whatsapp_auth_keys')
+        .select(['key_id', 'value'])
+        .where('instance_id', '=', instanceId)
+        .where('type', '=', type)
+        .where('key_id', 'in', part)
+        .execute();
+      for (const row of rows) {
+        let value = deserialise<SignalDataTypeMap[T]>(row.value);
+        // Baileys expects the protobuf class here, not the plain object JSON gives back.
+        if (type === 'app-state-sync-key') value = proto.Message.AppStateSyncKeyData.fromObject(value as object) as unknown as SignalDataTypeMap[T];
+        found[row.key_id] = value;
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Writes one SignalDataSet atomically: values are upserted, nulls deleted. All row operations run in
+   * one global order (type, then id), split into runs of upserts and deletes, so two concurrent
+   * transactions on PostgreSQL always lock rows in the same order and cannot deadlock.
+   */
+  async setKeys(instanceId: string, data: SignalDataSet): Promise<void> {
+    type Op = { type: string; id: string; value: string | null };
+    const ops: Op[] = [];
+    for (const type of Object.keys(data).sort() as KeyType[]) {
+      const entries = data[type];
+      if (!entries) continue;
+      for (const id of Object.keys(entries).sort()) {
+        const value = entries[id];
+        ops.push({ type, id, value: value === null || value === undefined ? null : serialise(value) });
+      }
+    }
+    if (ops.length === 0) return;
+    // Consecutive operations of one kind (and, for deletes, one type) become one statement.
+    const runs: Op[][] = [];
+    for (const op of ops) {
+      const run = runs[runs.length - 1];
+      const last = run?.[run.length - 1];
+      const sameRun = last && run.length < CHUNK && (last.value === null) === (op.value === null) && (op.value !== null || last.type === op.type);
+      if (sameRun) run.push(op);
+      else runs.push([op]);
+    }
+    await this.db.transaction().execute(async (trx) => {
+      for (const run of runs) {
+        const first = run[0]!;
+        if (first.value === null) {
+          await trx
+            .deleteFrom('whatsapp_auth_keys')
+            .where('instance_id', '=', instanceId)
+            .where('type', '=', first.type)
+            .where(
+              'key_id',
+              'in',
+              run.map((op) => op.id),
+            )
+            .execute();
+        } else {
+          await trx
+            .insertInto('whatsapp_auth_keys')
+            .values(run.map((op) => ({ instance_id: instanceId, type: op.type, key_id: op.id, value: op.value! })))
+            .onConflict((oc) => oc.columns(['instance_id', 'type', 'key_id']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
+            .execute();
+        }
+      }
+    });
+  }
+
+  async clearKeys(instanceId: string): Promise<void> {
+    await this.db.deleteFrom('whatsapp_auth_keys').where('instance_id', '=', instanceId).execute();
+  }
+
+  /** Forgets the linked device (creds and keys) in one transaction; the LID mapping is kept. */
+  async wipe(instanceId: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('whatsapp_auth_keys').where('instance_id', '=', instanceId).execute();
+      await trx.deleteFrom('whatsapp_auth_creds').where('instance_id', '=', instanceId).execute();
+    });
+  }
+
+  /** Everything of an instance, mapping included (instance deletion; the FK cascade does it too). */
+  async forget(instanceId: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('whatsapp_auth_keys').where('instance_id', '=', instanceId).execute();
+      await trx.deleteFrom('whatsapp_auth_creds').where('instance_id', '=', instanceId).execute();
+      await trx.deleteFrom('whatsapp_lid_mappings').where('instance_id', '=', instanceId).execute();
+    });
+  }
+
+  async countKeys(instanceId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('whatsapp_auth_keys')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('instance_id', '=', instanceId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async saveLidPairs(instanceId: string, pairs: LidPair[]): Promise<void> {
+    const unique = new Map(pairs.map((pair) => [pair.lid, pair]));
+    if (unique.size === 0) return;
+    const now = this.clock.now();
+    const rows = [...unique.values()]
+      .sort((a, b) => a.lid.localeCompare(b.lid))
+      .map((pair) => ({ instance_id: instanceId, lid: pair.lid, pn: pair.pn, updated_at: now }));
+    await this.db.transaction().execute(async (trx) => {
+      for (const part of chunks(rows)) {
+        await trx
+          .insertInto('whatsapp_lid_mappings')
+          .values(part)
+          .onConflict((oc) => oc.columns(['instance_id', 'lid']).doUpdateSet((eb) => ({ pn: eb.ref('excluded.pn'), updated_at: eb.ref('excluded.updated_at') })))
+          .execute();
+      }
+    });
+  }
+
+  async findPhones(instanceId: string, lids: string[]): Promise<LidPair[]> {
+    const out: LidPair[] = [];
+    for (const part of chunks([...new Set(lids)])) {
+      out.push(...(await this.db.selectFrom('whatsapp_lid_mappings').select(['lid', 'pn']).where('instance_id', '=', instanceId).where('lid', 'in', part).execute()));
+    }
+    return out;
+  }
+
+  async findLids(instanceId: string, pns: string[]): Promise<LidPair[]> {
+    const out: LidPair[] = [];
+    for (const part of chunks([...new Set(pns)])) {
+      out.push(...(await this.db.selectFrom('whatsapp_lid_mappings').select(['lid', 'pn']).where('instance_id', '=', instanceId).where('pn', 'in', part).execute()));
+    }
+    return out;
+  }
+
+  /** The raw SignalKeyStore of one instance (no cache). */
+  keyStore(instanceId: string): SignalKeyStore {
+    return {
+      get: (type, ids) => this.getKeys(instanceId, type, ids),
+      set: (data) => this.setKeys(instanceId, data),
+      clear: () => this.clearKeys(instanceId),
+    };
+  }
+}
+
+/** The auth state Baileys reads and mutates, and how its changes reach the database. */
+export interface InstanceAuthState {
+  state: AuthenticationState;
+  /** Persists the current creds; calls are queued so writes land in the order made. */
+  saveCreds(): Promise<void>;
+  /** True once a phone has linked this device (creds carry the signed account identity). */
+  isLinked(): boolean;
+}
+
+/**
+ * Loads (or creates) an instance's creds and builds its key store: the database store behind
+ * Baileys' cacheable wrapper using `keyCache`, which the caller keeps across sockets.
+ */
+export async function authStateFor(store: WhatsAppAuthStore, instanceId: string, keyCache: CacheStore): Promise<InstanceAuthState> {
+  const creds = (await store.loadCreds(instanceId)) ?? initAuthCreds();
+  const keys = makeCacheableSignalKeyStore(store.keyStore(instanceId), undefined, keyCache);
+  let queue: Promise<void> = Promise.resolve();
+  return {
+    state: { creds, keys },
+    saveCreds() {
+      const run = () => store.saveCreds(instanceId, creds);
+      queue = queue.then(run, run);
+      return queue;
+    },
+    isLinked: () => Boolean(creds.me?.id && creds.account),
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * Small helpers the session shares with Baileys: a bounded TTL cache (Baileys' CacheStore shape, for
+ * the Signal key cache, the message-retry counters, device lists and group metadata), timers that
+ * tests replace, and a lock that lets one lifecycle operation run at a time.
+ */
+import type { CacheStore } from 'baileys';
+import type { Clock } from '../../clock.js';
+import { BoundedMap } from './addresses.js';
+
+export class TtlCache implements CacheStore {
+  private readonly entries: BoundedMap<string, { value: unknown; expiresAt: number }>;
+
+  constructor(
+    limit: number,
+    private readonly ttlMs: number,
+    private readonly clock: Clock,
+  ) {
+    this.entries = new BoundedMap(limit);
+  }
+
+  get<T>(key: string): T | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= this.clock.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.value as T;
+  }
+
+  set<T>(key: string, value: T): void {
+    this.entries.set(key, { value, expiresAt: this.clock.now() + this.ttlMs });
+  }
+
+  del(key: string): void {
+    this.entries.delete(key);
+  }
+
+  flushAll(): void {
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/** setTimeout/clearTimeout behind an interface, so reconnect tests fire timers by hand. */
+export interface Timers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const systemTimers: Timers = {
+  setTimeout(callback, ms) {
+    const handle = setTimeout(callback, ms);
+    handle.unref();
+    return handle;
+  },
+  clearTimeout(handle) {
+    clearTimeout(handle as NodeJS.Timeout);
+  },
+};
+
+/** Runs async sections one after another, in call order. */
+export class SerialLock {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(section: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(section, section);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}

@@ -1,0 +1,669 @@
+/**
+ * One WhatsApp instance's session on Baileys. Lifecycle operations (connect, reconnect, logout,
+ * close, and the reaction to a closed socket) run one at a time under a lock, so an instance never
+ * has two sockets. Every (re)connect builds a new socket and attaches fresh listeners; listeners of
+ * an older socket are ignored by generation number. The caches (Signal keys, retry counters, device
+ * lists, group metadata, the LID directory, the message store) live here, outside the socket, so
+ * they survive reconnects.
+ *
+ * Statuses and events follow the sandbox session (the reference implementation of the port).
+ */
+import { randomInt } from 'node:crypto';
+import makeWASocket, {
+  downloadMediaMessage,
+  jidNormalizedUser,
+  normalizeMessageContent,
+  type BaileysEventMap,
+  type GroupMetadata,
+  type UserFacingSocketConfig,
+  type WAMessage,
+  type WAMessageKey,
+  type WASocket,
+} from 'baileys';
+import QRCode from 'qrcode';
+import type { Clock } from '../../clock.js';
+import { AppError, errors } from '../../errors.js';
+import {
+  isGroupJid,
+  jidToNumber,
+  type CanonicalEvent,
+  type ConnectionData,
+  type EventMedia,
+  type InstanceStatus,
+  type OutgoingMessage,
+  type QrSnapshot,
+  type SentMessage,
+  type Session,
+  type SessionHost,
+} from '../port.js';
+import { BoundedMap, isLidJid, LidDirectory, normalise } from './addresses.js';
+import { authStateFor, type InstanceAuthState, type WhatsAppAuthStore } from './auth-store.js';
+import { SerialLock, TtlCache, type Timers } from './caches.js';
+import { toStored, type DriverMessageStore } from './message-store.js';
+import { decideOnClose, type BackoffSettings } from './policy.js';
+import { decryptVote, pollOptions, tally } from './polls.js';
+import { proxyRoutes, type ProxyRoutes } from './proxy.js';
+import {
+  addressesIn,
+  callEvents,
+  contactEvents,
+  groupEvents,
+  historyEvents,
+  keyView,
+  labelEvents,
+  mediaContentOf,
+  messageData,
+  messageToJson,
+  newsletterEvents,
+  pollVoteData,
+  presenceEvents,
+  receiptEvents,
+  toSeconds,
+  updateEvents,
+  upsertEvents,
+  type InboundContext,
+} from './translate-in.js';
+import { planOutgoing, type OutboundContext } from './translate-out.js';
+
+type ILogger = NonNullable<UserFacingSocketConfig['logger']>;
+
+export interface WhatsAppSettings {
+  /** Where the chat socket connects; Baileys' default (WhatsApp's server) when unset. Tests point it at a local server. */
+  waWebSocketUrl: string | undefined;
+  /** How long each QR is offered; Baileys' default (60 s first, 20 s next) when unset. */
+  qrTimeoutMs: number | undefined;
+  /** QR codes shown per pairing attempt before giving up with `qr_attempts_exhausted`. */
+  qrMaxAttempts: number;
+  reconnect: BackoffSettings;
+  connectTimeoutMs: number;
+  /** How long POST /instance/connect waits for the first QR (or the connection) before answering. */
+  connectWaitMs: number;
+  /** Messages kept per instance for retries, poll votes and forwards. */
+  messageCacheSize: number;
+  syncFullHistory: boolean;
+  /** Level of Baileys' own log lines (they are chatty). */
+  logLevel: string;
+}
+
+/** What the session reads about its instance when it opens a socket or sends. */
+export interface InstanceNetworkConfig {
+  proxyUrl: string | null;
+  /** Raw interactive messages (buttons, lists, carousels, pix) are allowed for this instance. */
+  interactiveMessages: boolean;
+}
+
+export interface SessionDeps {
+  store: WhatsAppAuthStore;
+  messages: DriverMessageStore;
+  settings: WhatsAppSettings;
+  instanceConfig(instanceId: string): Promise<InstanceNetworkConfig>;
+  logger: ILogger;
+  clock: Clock;
+  timers: Timers;
+  random: () => number;
+}
+
+type BoomLike = Error & { output?: { statusCode?: number }; data?: unknown };
+
+function closeCode(error: unknown): number | undefined {
+  return (error as BoomLike | undefined)?.output?.statusCode;
+}
+
+/** The `type` of a stream error's child (`device_removed`, `replaced`), or a failure's `reason`. */
+function closeDetail(error: unknown): string | undefined {
+  const data = (error as BoomLike | undefined)?.data as { attrs?: Record<string, string>; reason?: string } | undefined;
+  return data?.attrs?.type ?? data?.reason;
+}
+
+/** 8 characters of WhatsApp's pairing alphabet (Crockford base32 without 0), all digits: 1-9. */
+function newPairingCode(): string {
+  return Array.from({ length: 8 }, () => String(randomInt(1, 10))).join('');
+}
+
+export class WhatsAppSession implements Session {
+  private status: InstanceStatus;
+  private number: string | null;
+  private auth: InstanceAuthState | undefined;
+  private socket: WASocket | undefined;
+  private socketOpen = false;
+  private generation = 0;
+  /** Generations closed on purpose: their close events are not connection failures. */
+  private readonly closedOnPurpose = new Set<number>();
+  private qr: QrSnapshot | undefined;
+  private qrAttempts = 0;
+  private showedQr = false;
+  private justPaired = false;
+  private reconnectAttempt = 0;
+  private reconnectTimer: unknown;
+  private closed = false;
+  /** Connected when the gateway started and not yet re-opened: status events are not repeated. */
+  private resuming: boolean;
+  private proxy: ProxyRoutes | undefined;
+  private readonly lock = new SerialLock();
+  private inbox: Promise<void> = Promise.resolve();
+  private progressWaiters: (() => void)[] = [];
+
+  private readonly keyCache: TtlCache;
+  private readonly retryCounters: TtlCache;
+  private readonly deviceCache: TtlCache;
+  private readonly groupCache: TtlCache;
+  private readonly directory: LidDirectory;
+  /** Ids this gateway sent: their echo from Baileys is not a new MESSAGE. */
+  private readonly sentIds = new BoundedMap<string, true>(2000);
+  /** Latest vote of each voter per poll (option hashes), for the running tally. */
+  private readonly pollVotes = new BoundedMap<string, Map<string, string[]>>(500);
+  private readonly inbound: InboundContext;
+
+  constructor(
+    private readonly host: SessionHost,
+    private readonly deps: SessionDeps,
+  ) {
+    this.status = host.status;
+    this.number = host.number;
+    this.resuming = host.status === 'CONNECTED' && host.number !== null;
+    const { clock } = deps;
+    this.keyCache = new TtlCache(50_000, 5 * 60_000, clock);
+    this.retryCounters = new TtlCache(10_000, 60 * 60_000, clock);
+    this.deviceCache = new TtlCache(5_000, 5 * 60_000, clock);
+    this.groupCache = new TtlCache(1_000, 5 * 60_000, clock);
+    this.directory = new LidDirectory(deps.store, host.instanceId);
+    this.inbound = { addresses: this.directory, now: () => clock.now() };
+  }
+
+  get instanceId(): string {
+    return this.host.instanceId;
+  }
+
+  /** For tests and diagnostics: the status as the session sees it. */
+  currentStatus(): InstanceStatus {
+    return this.status;
+  }
+
+  async connect(): Promise<void> {
+    this.closed = false;
+    const waitForQr = await this.lock.run(async () => {
+      if (this.socket) return false;
+      if (this.reconnectTimer !== undefined) this.cancelReconnect();
+      const auth = await this.authState();
+      // An explicit connect is a new pairing attempt: the QR count starts again.
+      if (!auth.isLinked()) this.qrAttempts = 0;
+      await this.openSocket(auth.isLinked() ? 'connecting' : undefined);
+      return !auth.isLinked();
+    });
+    if (waitForQr) await this.waitForProgress();
+  }
+
+  currentQr(): QrSnapshot | undefined {
+    return this.status === 'QRCODE' ? this.qr : undefined;
+  }
+
+  async requestPairingCode(number: string): Promise<string> {
+    if (this.status === 'CONNECTED') throw errors.conflict('instance is already connected');
+    if ((await this.authState()).isLinked()) throw errors.conflict('instance is already linked to a phone; log out first');
+    if (this.status !== 'QRCODE') await this.connect();
+    const socket = this.socket;
+    if (!socket || this.status !== 'QRCODE') {
+      throw new AppError('network_unavailable', 503, `WhatsApp did not offer pairing (status ${this.status}); try again`);
+    }
+    const code = newPairingCode();
+    try {
+      return await socket.requestPairingCode(number, code);
+    } catch (error) {
+      throw networkError(error);
+    }
+  }
+
+  async reconnect(): Promise<void> {
+    if (!(await this.authState()).isLinked()) {
+      await this.connect();
+      return;
+    }
+    this.closed = false;
+    await this.lock.run(async () => {
+      this.cancelReconnect();
+      this.endSocket();
+      this.resuming = false;
+      await this.setStatus('DISCONNECTED', 'reconnect_requested');
+      await this.openSocket('reconnecting');
+    });
+  }
+
+  async logout(): Promise<void> {
+    await this.lock.run(async () => {
+      this.cancelReconnect();
+      const socket = this.socket;
+      if (socket && this.socketOpen) {
+        this.closedOnPurpose.add(this.generation);
+        // Tells WhatsApp to remove this linked device, then ends the socket.
+        await socket.logout('logout requested').catch((error: unknown) => this.deps.logger.warn({ err: error }, 'logout request failed'));
+      }
+      this.endSocket();
+      await this.wipe();
+      await this.setStatus('LOGGED_OUT', 'logged_out');
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.lock.run(async () => {
+      this.cancelReconnect();
+      this.endSocket();
+      await this.proxy?.close().catch(() => undefined);
+      this.proxy = undefined;
+      this.settleProgress();
+    });
+    await this.inbox;
+  }
+
+  async send(message: OutgoingMessage): Promise<SentMessage> {
+    const socket = this.socket;
+    if (!socket || !this.socketOpen) throw errors.notConnected(this.status);
+    const config = await this.deps.instanceConfig(this.host.instanceId);
+    const context: OutboundContext = {
+      interactiveMessages: config.interactiveMessages,
+      findMessage: (id) => this.deps.messages.findById(this.host.instanceId, id),
+      upload: socket.waUploadToServer,
+    };
+    const plan = await planOutgoing(message, context);
+    if (isGroupJid(plan.jid)) await this.warmGroup(socket, plan.jid);
+    if ('delayMs' in message && message.delayMs) await this.showTyping(socket, plan.jid, message.delayMs, message.kind === 'media' && message.voiceNote === true);
+    let sent: WAMessage | undefined;
+    try {
+      if (plan.kind === 'content') {
+        sent = await socket.sendMessage(plan.jid, plan.content, plan.options);
+      } else {
+        const id = await socket.relayMessage(plan.jid, plan.message, { additionalNodes: plan.additionalNodes });
+        sent = { key: { remoteJid: plan.jid, fromMe: true, id }, message: plan.message, messageTimestamp: Math.floor(this.deps.clock.now() / 1000) };
+      }
+    } catch (error) {
+      throw networkError(error);
+    }
+    if (!sent?.key.id) throw new AppError('network_error', 502, 'WhatsApp did not accept the message');
+    this.sentIds.set(sent.key.id, true);
+    const stored = toStored(sent);
+    if (stored) await this.deps.messages.put(this.host.instanceId, stored);
+    const key = keyView(sent.key, this.directory) as unknown as SentMessage['key'];
+    const content = sent.message ? messageToJson(sent.message) : {};
+    const messageTimestamp = toSeconds(sent.messageTimestamp) || Math.floor(this.deps.clock.now() / 1000);
+    const media = sentMedia(message);
+    await this.host.emit({ type: 'SEND_MESSAGE', data: { key, message: content, messageTimestamp, status: 'SENT' }, ...(media ? { media } : {}) });
+    return { key, message: content, messageTimestamp, status: 'SENT' };
+  }
+
+  // --- socket lifecycle (always under the lock) ---
+
+  private async authState(): Promise<InstanceAuthState> {
+    this.auth ??= await authStateFor(this.deps.store, this.host.instanceId, this.keyCache);
+    return this.auth;
+  }
+
+  private async openSocket(reason: string | undefined): Promise<void> {
+    const auth = await this.authState();
+    const { creds } = auth.state;
+    // A pairing code that was requested but never confirmed leaves `me` without the phone's
+    // signature; logging in with it would fail, so start a fresh registration instead.
+    if (creds.me && !creds.account) {
+      delete creds.me;
+      creds.pairingCode = undefined;
+      await auth.saveCreds();
+    }
+    const config = await this.deps.instanceConfig(this.host.instanceId);
+    await this.proxy?.close().catch(() => undefined);
+    this.proxy = config.proxyUrl ? proxyRoutes(config.proxyUrl) : undefined;
+    if (!this.resuming && this.status !== 'CONNECTING') await this.setStatus('CONNECTING', reason);
+
+    const { settings } = this.deps;
+    this.generation += 1;
+    const generation = this.generation;
+    for (const old of this.closedOnPurpose) if (old < generation - 1) this.closedOnPurpose.delete(old);
+    this.showedQr = false;
+    this.socketOpen = false;
+    const socket = makeWASocket({
+      ...(settings.waWebSocketUrl ? { waWebSocketUrl: settings.waWebSocketUrl } : {}),
+      ...(settings.qrTimeoutMs ? { qrTimeout: settings.qrTimeoutMs } : {}),
+      auth: auth.state,
+      logger: this.deps.logger,
+      connectTimeoutMs: settings.connectTimeoutMs,
+      markOnlineOnConnect: false,
+      syncFullHistory: settings.syncFullHistory,
+      ...(this.proxy ? { agent: this.proxy.agent as never, fetchAgent: this.proxy.agent as never, options: { dispatcher: this.proxy.dispatcher } } : {}),
+      msgRetryCounterCache: this.retryCounters,
+      userDevicesCache: this.deviceCache,
+      cachedGroupMetadata: async (jid) => this.groupCache.get<GroupMetadata>(jid),
+      getMessage: async (key) => (await this.deps.messages.get(this.host.instanceId, key))?.message,
+    });
+    this.socket = socket;
+    socket.ev.process((events) => {
+      // Serialised: the translation of one batch is async (LID look-ups) and events must keep their order.
+      this.inbox = this.inbox.then(() => this.onEvents(generation, events)).catch((error: unknown) => this.deps.logger.error({ err: error }, 'whatsapp event handling failed'));
+    });
+  }
+
+  /** Ends the current socket on purpose (its close event is then ignored). */
+  private endSocket(): void {
+    const socket = this.socket;
+    this.socket = undefined;
+    this.socketOpen = false;
+    if (!socket) return;
+    this.closedOnPurpose.add(this.generation);
+    void socket.end(undefined);
+  }
+
+  private cancelReconnect(): void {
+    if (this.reconnectTimer !== undefined) this.deps.timers.clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+  }
+
+  private async wipe(): Promise<void> {
+    const auth = this.auth;
+    this.auth = undefined;
+    this.keyCache.flushAll();
+    this.retryCounters.flushAll();
+    this.deviceCache.flushAll();
+    this.groupCache.flushAll();
+    if (auth) await auth.state.keys.clear?.();
+    await this.deps.store.wipe(this.host.instanceId);
+    this.number = null;
+    this.qr = undefined;
+    this.qrAttempts = 0;
+    this.resuming = false;
+  }
+
+  private async onClose(generation: number, error: unknown): Promise<void> {
+    if (generation !== this.generation || this.closedOnPurpose.has(generation)) return;
+    this.socket = undefined;
+    this.socketOpen = false;
+    this.resuming = false;
+    this.qr = undefined;
+    if (this.closed) return;
+    const auth = await this.authState();
+    const decision = decideOnClose(
+      { code: closeCode(error), detail: closeDetail(error), linked: auth.isLinked(), showedQr: this.showedQr, attempt: this.reconnectAttempt },
+      this.deps.settings.reconnect,
+      this.deps.random,
+    );
+    this.deps.logger.info({ code: closeCode(error), decision }, 'whatsapp socket closed');
+    switch (decision.action) {
+      case 'reconnect':
+        if (decision.delayMs === 0) {
+          await this.setStatus(decision.status, decision.reason);
+          await this.openSocket(decision.reason);
+          return;
+        }
+        this.reconnectAttempt += 1;
+        this.reconnectTimer = this.deps.timers.setTimeout(() => {
+          this.reconnectTimer = undefined;
+          void this.lock
+            .run(async () => {
+              if (this.closed || this.socket) return;
+              await this.openSocket('reconnecting');
+            })
+            .catch((err: unknown) => this.deps.logger.error({ err }, 'whatsapp reconnect failed'));
+        }, decision.delayMs);
+        await this.setStatus(decision.status, decision.reason);
+        this.settleProgress();
+        return;
+      case 'stop':
+        await this.setStatus(decision.status, decision.reason);
+        this.settleProgress();
+        return;
+      case 'logout':
+        // The phone removed this device (or WhatsApp logged it out): the keys are useless now.
+        await this.wipe();
+        await this.setStatus('LOGGED_OUT', decision.reason);
+        this.settleProgress();
+        return;
+    }
+  }
+
+  // --- events ---
+
+  private async onEvents(generation: number, events: Partial<BaileysEventMap>): Promise<void> {
+    const auth = this.auth;
+    // Creds are saved whatever socket they came from: Baileys mutates the one shared creds object.
+    if (events['creds.update'] && auth) await auth.saveCreds();
+    const connection = events['connection.update'];
+    if (generation !== this.generation) {
+      if (connection?.connection === 'close') await this.lock.run(() => this.onClose(generation, connection.lastDisconnect?.error));
+      return;
+    }
+    if (connection) await this.onConnectionUpdate(generation, connection);
+    await this.learnAddresses(events);
+    await this.directory.prefetch(addressesIn(events));
+    const out: CanonicalEvent[] = [];
+    const history = events['messaging-history.set'];
+    if (history) {
+      for (const message of history.messages) await this.remember(message);
+      out.push(...historyEvents(history, this.inbound));
+    }
+    const upsert = events['messages.upsert'];
+    if (upsert) {
+      for (const message of upsert.messages) await this.remember(message);
+      out.push(...upsertEvents(upsert, this.inbound, (id) => this.sentIds.has(id), (message) => this.mediaOf(message)));
+      for (const message of upsert.messages) {
+        const vote = await this.pollVote(message);
+        if (vote) out.push(vote);
+      }
+    }
+    if (events['messages.update']) out.push(...updateEvents(events['messages.update'], this.inbound));
+    if (events['message-receipt.update']) out.push(...receiptEvents(events['message-receipt.update'], this.inbound));
+    if (events['presence.update']) out.push(...presenceEvents(events['presence.update'], this.inbound));
+    if (events.call) out.push(...callEvents(events.call, this.inbound));
+    if (events['contacts.upsert']) out.push(...contactEvents(events['contacts.upsert'], this.inbound, 'upsert'));
+    if (events['contacts.update']) out.push(...contactEvents(events['contacts.update'], this.inbound, 'update'));
+    if (events['groups.upsert']) {
+      for (const group of events['groups.upsert']) this.groupCache.set(group.id, group);
+      out.push(...groupEvents({ kind: 'upsert', groups: events['groups.upsert'] }, this.inbound));
+    }
+    if (events['groups.update']) {
+      for (const group of events['groups.update']) if (group.id) this.groupCache.del(group.id);
+      out.push(...groupEvents({ kind: 'update', groups: events['groups.update'] }, this.inbound));
+    }
+    if (events['group-participants.update']) {
+      this.groupCache.del(events['group-participants.update'].id);
+      out.push(...groupEvents({ kind: 'participants', update: events['group-participants.update'] }, this.inbound));
+    }
+    if (events['labels.edit']) out.push(...labelEvents({ kind: 'edit', label: events['labels.edit'] }, this.inbound));
+    if (events['labels.association']) out.push(...labelEvents({ kind: 'association', change: events['labels.association'] }, this.inbound));
+    if (events['newsletter.reaction']) out.push(...newsletterEvents({ kind: 'reaction', event: events['newsletter.reaction'] }));
+    if (events['newsletter.view']) out.push(...newsletterEvents({ kind: 'view', event: events['newsletter.view'] }));
+    if (events['newsletter-participants.update']) out.push(...newsletterEvents({ kind: 'participants', event: events['newsletter-participants.update'] }));
+    if (events['newsletter-settings.update']) out.push(...newsletterEvents({ kind: 'settings', event: events['newsletter-settings.update'] }));
+    for (const event of out) await this.emit(event);
+    if (connection?.connection === 'close') await this.lock.run(() => this.onClose(generation, connection.lastDisconnect?.error));
+  }
+
+  private async onConnectionUpdate(generation: number, update: BaileysEventMap['connection.update']): Promise<void> {
+    if (update.qr) await this.onQr(generation, update.qr);
+    if (update.isNewLogin) this.justPaired = true;
+    if (update.connection === 'open') {
+      const creds = this.auth?.state.creds;
+      this.socketOpen = true;
+      this.qr = undefined;
+      this.qrAttempts = 0;
+      this.reconnectAttempt = 0;
+      const meId = creds?.me?.id;
+      if (meId) {
+        this.number = jidToNumber(normalise(meId)) ?? this.number;
+        if (creds.me?.lid) await this.directory.remember([{ lid: creds.me.lid, pn: meId }]);
+      }
+      const reason = this.justPaired ? 'paired' : this.resuming ? undefined : 'connected';
+      this.justPaired = false;
+      if (this.resuming && this.status === 'CONNECTED') this.resuming = false;
+      else await this.setStatus('CONNECTED', reason);
+      this.settleProgress();
+    }
+  }
+
+  private async onQr(generation: number, text: string): Promise<void> {
+    this.qrAttempts += 1;
+    this.showedQr = true;
+    if (this.qrAttempts > this.deps.settings.qrMaxAttempts) {
+      // Nobody scanned: stop offering codes. The close of this socket is on purpose.
+      this.endSocket();
+      this.qr = undefined;
+      await this.setStatus('DISCONNECTED', 'qr_attempts_exhausted');
+      this.settleProgress();
+      return;
+    }
+    const attempt = this.qrAttempts;
+    const qrcode = await QRCode.toDataURL(text, { errorCorrectionLevel: 'M', margin: 2, width: 264 });
+    if (generation !== this.generation) return;
+    const lifetime = this.deps.settings.qrTimeoutMs ?? (attempt === 1 ? 60_000 : 20_000);
+    this.qr = { qrcode, code: text, attempt, expiresAt: this.deps.clock.now() + lifetime };
+    this.status = 'QRCODE';
+    await this.emit({ type: 'CONNECTION', data: { status: 'QRCODE' } });
+    await this.emit({ type: 'QRCODE', data: { qrcode, code: text, attempt } });
+    this.settleProgress();
+  }
+
+  /** Stores messages for getMessage, poll votes and forwards. */
+  private async remember(message: WAMessage): Promise<void> {
+    const stored = toStored(message);
+    if (stored) await this.deps.messages.put(this.host.instanceId, stored);
+  }
+
+  /** LID <-> phone pairs the batch reveals, persisted before translation uses them. */
+  private async learnAddresses(events: Partial<BaileysEventMap>): Promise<void> {
+    const pairs: { lid?: string | null; pn?: string | null }[] = [];
+    const fromKey = (key: WAMessageKey) => {
+      if (key.remoteJid && key.remoteJidAlt) pairs.push({ lid: key.remoteJid, pn: key.remoteJidAlt });
+      if (key.participant && key.participantAlt) pairs.push({ lid: key.participant, pn: key.participantAlt });
+    };
+    const mapping = events['lid-mapping.update'];
+    if (mapping) pairs.push({ lid: mapping.lid, pn: mapping.pn });
+    for (const m of events['messages.upsert']?.messages ?? []) fromKey(m.key);
+    const history = events['messaging-history.set'];
+    for (const pair of history?.lidPnMappings ?? []) pairs.push(pair);
+    for (const m of history?.messages ?? []) fromKey(m.key);
+    for (const c of [...(events['contacts.upsert'] ?? []), ...(events['contacts.update'] ?? []), ...(history?.contacts ?? [])]) {
+      if (c.lid && c.phoneNumber) pairs.push({ lid: c.lid, pn: c.phoneNumber });
+      else if (c.id && (c.lid || c.phoneNumber)) pairs.push({ lid: c.id, pn: c.lid ?? c.phoneNumber });
+    }
+    const call = events.call ?? [];
+    for (const c of call) if (c.callerPn) pairs.push({ lid: c.from, pn: c.callerPn });
+    if (pairs.length > 0) await this.directory.remember(pairs);
+  }
+
+  /**
+   * A poll vote arrives encrypted with the poll's secret (kept in the stored poll message). The
+   * sender encrypted with the addresses it knows — phone or LID, for voter and poll creator — so
+   * each combination is tried until the AES-GCM tag verifies.
+   */
+  private async pollVote(message: WAMessage): Promise<CanonicalEvent | undefined> {
+    const update = normalizeMessageContent(message.message)?.pollUpdateMessage;
+    const pollKey = update?.pollCreationMessageKey;
+    if (!update?.vote || !pollKey?.id) return undefined;
+    const poll = await this.deps.messages.get(this.host.instanceId, pollKey);
+    const pollContent = normalizeMessageContent(poll?.message);
+    const creation = pollContent?.pollCreationMessage ?? pollContent?.pollCreationMessageV2 ?? pollContent?.pollCreationMessageV3;
+    const secret = poll?.message.messageContextInfo?.messageSecret;
+    if (!creation || !secret) {
+      return { type: 'MESSAGE', data: { ...messageData(message, this.directory), pollVote: { pollKey: keyView(pollKey, this.directory), decrypted: false, reason: 'poll_not_found' } } };
+    }
+    const me = this.auth?.state.creds.me;
+    const own = [me?.id, me?.lid].filter((jid): jid is string => Boolean(jid)).map((jid) => jidNormalizedUser(jid));
+    const withAlternates = (jid: string | null | undefined, alt?: string | null): string[] => {
+      if (!jid) return [];
+      const plain = jidNormalizedUser(jid);
+      const other = alt ? jidNormalizedUser(alt) : isLidJid(plain) ? this.directory.phoneOf(plain) : this.directory.lidOf(plain);
+      return other ? [plain, other] : [plain];
+    };
+    const creators = pollKey.fromMe ? own : withAlternates(pollKey.participant ?? pollKey.remoteJid);
+    const voters = message.key.fromMe ? own : withAlternates(message.key.participant ?? message.key.remoteJid, message.key.participantAlt ?? message.key.remoteJidAlt);
+    const decrypted = decryptVote(update.vote, pollKey.id, secret, creators, voters);
+    if (!decrypted) {
+      return { type: 'MESSAGE', data: { ...messageData(message, this.directory), pollVote: { pollKey: keyView(pollKey, this.directory), decrypted: false, reason: 'decryption_failed' } } };
+    }
+    const names = pollOptions(creation);
+    const votes = this.pollVotes.get(pollKey.id) ?? new Map<string, string[]>();
+    votes.set(this.directory.resolve(decrypted.voterJid).jid, decrypted.hashes);
+    this.pollVotes.set(pollKey.id, votes);
+    const chosen = decrypted.hashes.map((hash) => names.get(hash) ?? 'unknown');
+    return { type: 'MESSAGE', data: pollVoteData(message, pollKey, chosen, tally(names, votes), this.directory) };
+  }
+
+  /** "typing…" (or "recording…" before a voice note) for `ms`, as the sender asked. */
+  private async showTyping(socket: WASocket, jid: string, ms: number, recording: boolean): Promise<void> {
+    await socket.sendPresenceUpdate(recording ? 'recording' : 'composing', jid).catch(() => undefined);
+    await new Promise<void>((resolve) => this.deps.timers.setTimeout(resolve, ms));
+    await socket.sendPresenceUpdate('paused', jid).catch(() => undefined);
+  }
+
+  /** Received media: the registry downloads (and Baileys decrypts) it once, through the instance proxy. */
+  private mediaOf(message: WAMessage): EventMedia | undefined {
+    const media = mediaContentOf(message.message);
+    const socket = this.socket;
+    if (!media || !socket) return undefined;
+    const dispatcher = this.proxy?.dispatcher;
+    return {
+      ...media,
+      load: () =>
+        downloadMediaMessage(message, 'buffer', dispatcher ? { options: { dispatcher } } : {}, {
+          logger: this.deps.logger,
+          reuploadRequest: (m) => socket.updateMediaMessage(m),
+        }),
+    };
+  }
+
+  private async warmGroup(socket: WASocket, jid: string): Promise<void> {
+    if (this.groupCache.get(jid)) return;
+    try {
+      this.groupCache.set(jid, await socket.groupMetadata(jid));
+    } catch (error) {
+      throw networkError(error);
+    }
+  }
+
+  // --- status and events ---
+
+  private async setStatus(status: InstanceStatus, reason?: string): Promise<void> {
+    this.status = status;
+    const data: ConnectionData = { status };
+    if (this.number !== null && status !== 'LOGGED_OUT') data.number = this.number;
+    if (reason) data.reason = reason;
+    await this.emit({ type: 'CONNECTION', data: { ...data } });
+  }
+
+  private async emit(event: CanonicalEvent): Promise<void> {
+    try {
+      await this.host.emit(event);
+    } catch (error) {
+      this.deps.logger.error({ err: error, event: event.type }, 'could not record a whatsapp event');
+    }
+  }
+
+  /** Resolves when the pairing attempt has visibly started (QR, open, stop) or after connectWaitMs. */
+  private waitForProgress(): Promise<void> {
+    if (this.status === 'QRCODE' || this.status === 'CONNECTED' || !this.socket) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = this.deps.timers.setTimeout(() => done(), this.deps.settings.connectWaitMs);
+      const done = () => {
+        this.deps.timers.clearTimeout(timer);
+        this.progressWaiters = this.progressWaiters.filter((waiter) => waiter !== done);
+        resolve();
+      };
+      this.progressWaiters.push(done);
+    });
+  }
+
+  private settleProgress(): void {
+    for (const waiter of [...this.progressWaiters]) waiter();
+  }
+}
+
+/** The bytes of a media send, for the gateway's media store (it never re-downloads what it sent). */
+function sentMedia(message: OutgoingMessage): EventMedia | undefined {
+  const media = message.kind === 'media' || message.kind === 'sticker' || message.kind === 'status_media' ? message.media : undefined;
+  if (!media) return undefined;
+  return { mimetype: media.mimetype, ...(media.fileName ? { fileName: media.fileName } : {}), load: () => Promise.resolve(media.data) };
+}
+
+/** A Baileys failure during an API call, as the API reports it. */
+export function networkError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const code = closeCode(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === 428 || code === 408) return new AppError('instance_not_connected', 409, `WhatsApp connection is not open (${message})`);
+  return new AppError('network_error', 502, `WhatsApp refused the request: ${message}`);
+}
