@@ -97,8 +97,6 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const admin = resolveAdminKey(config.globalApiKey, config.dataDir);
   const storage = await openStorage(config.databaseUrl, options.storage ?? (config.databaseSchema ? { schema: config.databaseSchema } : {}));
 
-  const redis = config.kvStoreUrl ? new Redis(config.kvStoreUrl, { lazyConnect: false, maxRetriesPerRequest: 2 }) : undefined;
-  const rateLimitStore: SlidingWindowStore = redis ? new RedisWindowStore(redis, `${config.kvStorePrefix}ratelimit:`) : new MemoryWindowStore();
 
   const instances = new InstanceService(new InstanceRepo(storage.db), clock, config.tokenGraceSeconds, config.tokenCache);
   const outbox = new OutboxStore(storage.db);
@@ -109,6 +107,27 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     userAgent: `Waygate/${VERSION}`,
   });
   const log = options.logger ?? createLogger(config.logLevel);
+  // Rate-limit counters only: fail fast while Redis is away (the store falls back to memory).
+  const redis = config.kvStoreUrl
+    ? new Redis(config.kvStoreUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false })
+    : undefined;
+  let redisErrorLogged = false;
+  redis?.on('error', (error: Error) => {
+    if (redisErrorLogged) return;
+    redisErrorLogged = true;
+    log.warn({ err: error.message }, 'rate-limit Redis unreachable; limits are per process until it is back');
+  });
+  redis?.on('ready', () => {
+    redisErrorLogged = false;
+  });
+  // Share limits from the first request when Redis is there; start anyway (per-process limits) when it is not.
+  if (redis) await readyWithin(redis, 2000);
+  const rateLimitStore: SlidingWindowStore = redis
+    ? new RedisWindowStore(redis, `${config.kvStorePrefix}ratelimit:`, (shared, error) => {
+        if (shared) log.info('rate limits shared through Redis again');
+        else if (error) log.warn({ err: error.message }, 'rate-limit Redis command failed; using per-process limits');
+      })
+    : new MemoryWindowStore();
   const hub = new WebSocketHub(config.websocket.maxBufferedBytes, config.websocket.pingIntervalMs);
   // The hub also receives the live events other gateway processes relay (when a relay is configured).
   const channels = createChannels(config, log, hub);
@@ -261,6 +280,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     async listen() {
       await app.listen({ port: config.port, host: config.host });
       await sessions.resumeAll();
+      const dropped = await outbox.dropUnknownSinks(durableSinks.map((sink) => sink.name));
+      if (Object.keys(dropped).length > 0) log.warn({ dropped }, 'dropped pending deliveries of channels no longer configured');
       await dispatcher.resume();
       await batches.resume();
       const address = app.server.address();
@@ -287,4 +308,17 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       await storage.close();
     },
   };
+}
+
+function readyWithin(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    redis.once('ready', done);
+  });
 }

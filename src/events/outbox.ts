@@ -158,6 +158,20 @@ export class OutboxStore {
     return Object.fromEntries(rows.map((row) => [row.sink, Number(row.n)]));
   }
 
+  /**
+   * Drops the deliveries waiting for sinks that are no longer configured (a broker URL removed from
+   * the settings): nothing would ever deliver them, and they would keep their events from pruning.
+   */
+  async dropUnknownSinks(configured: string[]): Promise<Record<string, number>> {
+    const dropped: Record<string, number> = {};
+    for (const [sink, count] of Object.entries(await this.pendingBySink())) {
+      if (configured.includes(sink)) continue;
+      await this.db.deleteFrom('outbox_pending').where('sink', '=', sink).execute();
+      dropped[sink] = count;
+    }
+    return dropped;
+  }
+
   /** Deletes delivered events older than the cutoff (those with no pending deliveries left). */
   async prune(olderThan: number): Promise<number> {
     const result = await this.db

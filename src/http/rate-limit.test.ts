@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../clock.js';
-import { createInstance, startGateway, type TestGateway } from '../../test/support/gateway.js';
+import { privateRedis } from '../../test/support/brokers.js';
+import { createInstance, startGateway, waitFor, type TestGateway } from '../../test/support/gateway.js';
 import { MemoryWindowStore } from './rate-limit.js';
 
 describe('MemoryWindowStore', () => {
@@ -90,5 +91,39 @@ describe('rate limits over HTTP', () => {
       clock.advance(61_000);
       expect((await two.api('GET', '/api/v1/server/ok')).status).toBe(200);
     });
+  });
+
+  it('keeps answering with per-process limits while Redis is down, and shares them again when it is back', async () => {
+    const redis = await privateRedis();
+    await redis.start();
+    const clock = new ManualClock();
+    const gw = await startGateway({
+      clock,
+      env: { KV_STORE_URL: `redis://${redis.url}`, RATE_LIMIT_PER_IP: '3', RATE_LIMIT_PER_KEY: '1000', RATE_LIMIT_WINDOW_SECONDS: '60' },
+    });
+    try {
+      await waitFor(async () => ((await gw.api('GET', '/api/v1/server/ok')).status === 200 ? true : undefined), 5000, 'first answer');
+      await redis.stop();
+      clock.advance(61_000);
+      // Redis is gone: the limit still holds, counted in this process, and nothing answers 5xx.
+      const started = Date.now();
+      const answers: number[] = [];
+      for (let i = 0; i < 4; i++) answers.push((await gw.api('GET', '/api/v1/server/ok')).status);
+      expect(answers).toEqual([200, 200, 200, 429]);
+      expect(Date.now() - started).toBeLessThan(5000); // no request waits on a dead Redis
+      await redis.start();
+      clock.advance(61_000);
+      await waitFor(async () => ((await gw.api('GET', '/api/v1/server/ok')).status === 200 ? true : undefined), 15_000, 'answers after Redis is back');
+      // Back on Redis: the shared counter (in Redis) is what limits now.
+      const client = new (await import('ioredis')).Redis(`redis://${redis.url}`);
+      try {
+        await waitFor(async () => ((await client.keys('*ratelimit:*')).length > 0 ? true : undefined), 15_000, 'counters in Redis again');
+      } finally {
+        client.disconnect();
+      }
+    } finally {
+      await gw.stop();
+      await redis.dispose();
+    }
   });
 });

@@ -69,18 +69,46 @@ local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
 return {0, 0, tonumber(oldest[2]) + window - now}
 `;
 
+/**
+ * Shared limits in Redis. While Redis is unreachable each process falls back to its own memory
+ * window: limits keep holding per process, and the API keeps answering instead of failing every
+ * request because a counter store is down.
+ */
 export class RedisWindowStore implements SlidingWindowStore {
+  private readonly fallback = new MemoryWindowStore();
+  private failing = false;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
+    private readonly onStateChange: (shared: boolean, error?: Error) => void = () => undefined,
   ) {
     redis.defineCommand('waygateSlidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW_SCRIPT });
   }
 
   async hit(key: string, limit: number, windowMs: number, now: number): Promise<LimitDecision> {
+    if (this.redis.status !== 'ready') {
+      this.markFailing();
+      return this.fallback.hit(key, limit, windowMs, now);
+    }
     const run = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<[number, number, number]>>)
       .waygateSlidingWindow!;
-    const [allowed, remaining, waitMs] = await run.call(this.redis, this.prefix + key, now, windowMs, limit, `${now}-${randomUUID()}`);
-    return { allowed: allowed === 1, remaining, retryAfter: allowed === 1 ? 0 : retryAfterSeconds(waitMs) };
+    try {
+      const [allowed, remaining, waitMs] = await run.call(this.redis, this.prefix + key, now, windowMs, limit, `${now}-${randomUUID()}`);
+      if (this.failing) {
+        this.failing = false;
+        this.onStateChange(true);
+      }
+      return { allowed: allowed === 1, remaining, retryAfter: allowed === 1 ? 0 : retryAfterSeconds(waitMs) };
+    } catch (error) {
+      this.markFailing(error as Error);
+      return this.fallback.hit(key, limit, windowMs, now);
+    }
+  }
+
+  private markFailing(error?: Error): void {
+    if (this.failing) return;
+    this.failing = true;
+    this.onStateChange(false, error);
   }
 }

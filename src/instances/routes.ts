@@ -5,7 +5,7 @@ import { callerInstance, type RoutePlugin } from '../http/types.js';
 import type { SessionRegistry } from '../network/sessions.js';
 import { errors } from '../errors.js';
 import * as S from './schema.js';
-import { maskProxyPassword, publicInstance, type InstanceService } from './service.js';
+import { maskProxyPassword, publicInstance, type Instance, type InstanceService } from './service.js';
 
 const tags = ['instance'];
 const admin = { access: 'admin' as const };
@@ -105,6 +105,26 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
     }, async (request) => {
       const updated = await instances.updateWebhook(callerInstance(request).id, request.body);
       return { webhookUrl: updated.webhookUrl, webhookEvents: updated.webhookEvents, secretSet: true };
+    });
+
+    app.get('/instance/settings', {
+      config: instance,
+      schema: {
+        tags, security: INSTANCE, summary: 'Network settings of the calling instance',
+        response: { 200: S.InstanceSettingsReply, ...errorResponses(401, 403) },
+      },
+    }, async (request) => networkSettingsOf(await instances.get(callerInstance(request).id)));
+
+    app.post('/instance/settings', {
+      config: instance,
+      schema: {
+        tags, security: INSTANCE, summary: 'Change network settings',
+        description: '`interactiveMessages` (default false): allow /send/button, /send/list, /send/carousel and /send/pix on a `whatsapp` instance. They go as raw interactive messages that WhatsApp renders inconsistently (many phones and WhatsApp Web show nothing or "update WhatsApp") and that add ban risk; while false those sends answer 409. Sandbox instances always accept them. Applies from the next send, without reconnecting.',
+        body: S.InstanceSettingsBody, response: { 200: S.InstanceSettingsReply, ...errorResponses(401, 403) },
+      },
+    }, async (request) => {
+      const updated = await instances.updateSettings(callerInstance(request).id, { settings: { ...request.body } });
+      return networkSettingsOf(updated);
     });
 
     app.post('/instance/connect', {
@@ -211,4 +231,8 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
       return { instanceId: after.id, proxyUrl: maskProxyPassword(after.proxyUrl), status: after.status };
     });
   };
+}
+
+function networkSettingsOf(instance: Instance): { interactiveMessages: boolean } {
+  return { interactiveMessages: instance.settings.interactiveMessages === true };
 }

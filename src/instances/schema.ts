@@ -145,3 +145,10 @@ export const DeadLetterParams = Type.Object(
   { dead_letter_id: Type.String({ minLength: 1, maxLength: 64 }) },
   { additionalProperties: false },
 );
+
+export const InstanceSettingsBody = Type.Object(
+  { interactiveMessages: Type.Optional(Type.Boolean({ description: 'Allow raw interactive messages (buttons, list, carousel, pix) on WhatsApp.' })) },
+  { additionalProperties: false },
+);
+
+export const InstanceSettingsReply = Type.Object({ interactiveMessages: Type.Boolean() });

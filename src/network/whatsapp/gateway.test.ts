@@ -47,6 +47,17 @@ describe('whatsapp instances through the API', () => {
     }
     expect(status.body).toMatchObject({ status: 'CONNECTED', number: '5511912345678' });
 
+    // Interactive kinds are refused until the instance allows them; the driver reads the setting at send time.
+    const button = { number: '5511987654321', text: 'Pick', buttons: [{ type: 'reply', id: 'yes', text: 'Yes' }] };
+    const refused = await gw.api('POST', '/api/v1/send/button', { key: instance.token, body: button });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatch(/interactive/);
+    expect((await gw.api('GET', '/api/v1/instance/settings', { key: instance.token })).body).toEqual({ interactiveMessages: false });
+    const enabled = await gw.api('POST', '/api/v1/instance/settings', { key: instance.token, body: { interactiveMessages: true } });
+    expect(enabled.body).toEqual({ interactiveMessages: true });
+    const allowed = await gw.api('POST', '/api/v1/send/button', { key: instance.token, body: button }).catch((error: unknown) => ({ status: 0, body: { error: String(error) } }));
+    expect(allowed.body.error ?? '').not.toMatch(/interactive/);
+
     // Deleting the instance deletes its linked-device state.
     const before = await gw.storage.db.selectFrom('whatsapp_auth_creds').select('instance_id').where('instance_id', '=', instance.id).execute();
     expect(before).toHaveLength(1);
