@@ -115,9 +115,17 @@ const DelayMs = Type.Integer({
   description: `Show "typing…" ("recording…" before a voice note) for this many milliseconds, then send (0 to ${LIMITS.delayMs}). The request waits that long.`,
 });
 
+/** A person's number, or a group the instance takes part in. */
+const Recipient = Type.String({
+  pattern: '^([0-9]{7,15}|[0-9]{6,30}(-[0-9]{1,15})?@g\\.us)$',
+  description:
+    'The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/post.',
+  examples: ['5511999990000', '120363012345678901@g.us'],
+});
+
 /** The fields every message to one chat takes. */
 const Chat = {
-  number: PhoneNumber,
+  number: Recipient,
   quoted: Type.Optional(Quoted),
   mentions: Type.Optional(Mentions),
   delayMs: Type.Optional(DelayMs),
@@ -445,7 +453,7 @@ export const SendCarouselBody = Type.Object(
 
 export const SendForwardBody = Type.Object(
   {
-    number: PhoneNumber,
+    number: Recipient,
     messageId: Type.String({
       minLength: 1,
       maxLength: 128,

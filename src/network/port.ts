@@ -83,7 +83,7 @@ export interface QuotedMessage {
 
 /** The fields every message sent to one chat may carry. */
 export interface Addressed {
-  /** The recipient: digits with country code. */
+  /** The recipient: digits with country code, or a group JID (`<id>@g.us`). */
   to: string;
   quoted?: QuotedMessage;
   /** Numbers mentioned in the message (`@<number>` in the text shows them highlighted). */

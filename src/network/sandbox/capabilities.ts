@@ -18,7 +18,9 @@ export function equipSession(session: SandboxSession, world: SandboxWorld): Sand
     return number;
   };
   session.chats = new SandboxChats(world, me);
-  session.groups = new SandboxGroups(world, me);
+  const groups = new SandboxGroups(world, me);
+  session.groups = groups;
+  session.groupRecipients = (groupId) => groups.messageRecipients(groupId);
   session.users = new SandboxUsers(world, me);
   session.labels = new SandboxLabels(world, me);
   session.newsletters = new SandboxNewsletters(world, me);

@@ -339,6 +339,17 @@ export class SandboxGroups implements GroupOperations {
   // --- rules ---
 
   /** The group, when this account participates in it: 404 unknown, 403 not a participant. */
+  /**
+   * The other participants a message to the group reaches, as the network checks it: 404 unknown
+   * group, 403 not a participant, 403 an announcement group where the sender is not an admin.
+   */
+  messageRecipients(groupId: string): string[] {
+    const sender = this.me();
+    const group = this.memberOf(groupId);
+    if (group.announce) this.requireAdmin(group, sender, 'send messages to this group (only admins can send)');
+    return participantNumbers(group).filter((number) => number !== sender);
+  }
+
   private memberOf(groupId: string): GroupState {
     const owner = this.me();
     const group = this.world.groups.get(groupId);

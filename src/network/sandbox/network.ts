@@ -7,7 +7,7 @@ import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Clock } from '../../clock.js';
 import { AppError, errors } from '../../errors.js';
-import { STATUS_JID, toJid, type EventMedia, type MessageKey } from '../port.js';
+import { isGroupJid, STATUS_JID, toJid, type EventMedia, type MessageKey } from '../port.js';
 import type { SandboxSession } from './session.js';
 
 export function newMessageId(): string {
@@ -109,13 +109,14 @@ export class SandboxNetwork {
   ): Promise<{ key: MessageKey; messageTimestamp: number } | undefined> {
     const target = this.linked.get(to);
     const messageTimestamp = Math.floor(this.clock.now() / 1000);
-    const isStatus = options.chat === STATUS_JID;
-    const key = { remoteJid: isStatus ? STATUS_JID : toJid(from), fromMe: false, id: options.id ?? newMessageId() };
+    // In a status post or a group the chat is not the sender: the sender is named as `participant`.
+    const shared = options.chat !== undefined && (options.chat === STATUS_JID || isGroupJid(options.chat));
+    const key = { remoteJid: shared ? options.chat! : toJid(from), fromMe: false, id: options.id ?? newMessageId() };
     if (!target || !target.isConnected()) return undefined;
     await target.receive(
       {
         key,
-        ...(isStatus ? { participant: toJid(from) } : {}),
+        ...(shared ? { participant: toJid(from) } : {}),
         pushName: this.nameOf(from),
         message,
         messageTimestamp,

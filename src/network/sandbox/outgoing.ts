@@ -8,6 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   STATUS_FONTS,
   STATUS_JID,
+  isGroupJid,
   toJid,
   type MediaPayload,
   type MessageButton,
@@ -153,7 +154,7 @@ export function buildOutgoing(message: OutgoingMessage, me: string, now: number)
     return { ...base, content: { [type]: message.mediaType === 'audio' ? { ...fields, ptt: false } : fields }, media: message.media };
   }
 
-  const chat = toJid(message.to);
+  const chat = isGroupJid(message.to) ? message.to : toJid(message.to);
   const base = { remoteJid: chat, recipients: [message.to] };
   const context = contextInfo(message, me, chat);
   const done = (content: Record<string, unknown>, media?: MediaPayload, typing: BuiltMessage['typing'] = 'composing'): BuiltMessage => ({

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import QRCode from 'qrcode';
 import { errors } from '../../errors.js';
 import {
+  isGroupJid,
   type ConnectionData,
   type EventMedia,
   type InstanceStatus,
@@ -58,6 +59,8 @@ export class SandboxSession implements Session {
   newsletters?: NewsletterOperations;
   communities?: CommunityOperations;
   calls?: CallOperations;
+  /** Who a message to a group reaches (with the network's refusals); attached with the capabilities. */
+  groupRecipients?: (groupId: string) => string[];
 
   constructor(
     private readonly host: SessionHost,
@@ -169,6 +172,10 @@ export class SandboxSession implements Session {
     if (this.status !== 'CONNECTED' || this.number === null) throw errors.notConnected(this.status);
     const me = this.number;
     const built = buildOutgoing(message, me, Math.floor(this.network.clock.now() / 1000));
+    if (isGroupJid(built.remoteJid)) {
+      if (!this.groupRecipients) throw errors.notSupported('group messages', 'sandbox');
+      built.recipients = this.groupRecipients(built.remoteJid);
+    }
     const delayMs = 'delayMs' in message ? (message.delayMs ?? 0) : 0;
     if (delayMs > 0) {
       // "typing…" (or "recording…") for the delay, as a person would, then the message.
