@@ -79,7 +79,7 @@ export function sendRoutes(messaging: MessagingService, batches: BatchService, m
       config: instance,
       schema: {
         tags, security: INSTANCE, summary: 'Send a list menu',
-        description: `A button (\`buttonText\`, ≤ ${S.LIMITS.buttonText}) that opens 1 to ${S.LIMITS.listSections} sections (titles ≤ ${S.LIMITS.listSectionTitle}) holding at most ${S.LIMITS.listRows} rows in all (title ≤ ${S.LIMITS.listRowTitle}, description ≤ ${S.LIMITS.listRowDescription}, unique \`id\` ≤ ${S.LIMITS.listRowId}). The recipient gets \`listMessage\`. ${COMMON}`,
+        description: `A button (\`buttonText\`, ≤ ${S.LIMITS.buttonText}) that opens 1 to ${S.LIMITS.listSections} sections (titles ≤ ${S.LIMITS.listSectionTitle}) holding at most ${S.LIMITS.listRows} rows in all (title ≤ ${S.LIMITS.listRowTitle}, description ≤ ${S.LIMITS.listRowDescription}, unique \`id\` ≤ ${S.LIMITS.listRowId}). The recipient gets a native-flow \`interactiveMessage\` (inside \`viewOnceMessage\`) whose \`single_select\` button carries the sections as JSON. ${COMMON}`,
         body: S.SendListBody, response: { 200: S.SendReply, ...S.sendErrors() },
       },
     }, async (request) => messaging.sendList(callerInstance(request), request.body));
@@ -160,7 +160,7 @@ export function sendRoutes(messaging: MessagingService, batches: BatchService, m
       config: instance,
       schema: {
         tags, security: INSTANCE, summary: 'Post a text status (story)',
-        description: `\`text\` (≤ ${S.LIMITS.statusText}) on \`backgroundColor\` in \`font\`, seen by the numbers in \`audience\`. The reply key has \`remoteJid\` \`status@broadcast\`; each audience member gets a MESSAGE in \`status@broadcast\` (author in \`participant\`) with \`extendedTextMessage\` \`backgroundArgb\`, \`textArgb\`, \`font\`.`,
+        description: `\`text\` (≤ ${S.LIMITS.statusText}) on \`backgroundColor\` in \`font\`, seen by the numbers in \`audience\`. The reply key has \`remoteJid\` \`status@broadcast\`; each audience member gets a MESSAGE in \`status@broadcast\` (author in \`participant\`) with \`extendedTextMessage\` \`backgroundArgb\` and \`font\` (the font by name, e.g. \`SYSTEM_BOLD\`).`,
         body: S.SendStatusTextBody, response: { 200: S.SendReply, ...S.sendErrors() },
       },
     }, async (request) => messaging.sendStatusText(callerInstance(request), request.body));

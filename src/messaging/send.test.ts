@@ -179,7 +179,6 @@ describe('sending every kind through the sandbox', () => {
       expect(incoming.message.documentMessage).toMatchObject({
         mimetype: 'application/pdf',
         fileName: 'report.pdf',
-        title: 'report.pdf',
         caption: 'Q3',
       });
       const res = await fetch(`${gw.url}${incoming.media.downloadUrl}`, { headers: { apikey: b.token } });
@@ -406,7 +405,7 @@ describe('sending every kind through the sandbox', () => {
           { type: 'copy', text: 'Copy code', code: 'ABC-123' },
         ],
       });
-      const interactive = incoming.message.interactiveMessage;
+      const interactive = incoming.message.viewOnceMessage.message.interactiveMessage;
       expect(interactive.body).toEqual({ text: 'Pick one' });
       expect(interactive.footer).toEqual({ text: 'Waygate' });
       expect(interactive.header).toMatchObject({ hasMediaAttachment: true, imageMessage: { mimetype: 'image/jpeg' } });
@@ -417,7 +416,7 @@ describe('sending every kind through the sandbox', () => {
       expect(JSON.parse(buttons[2].buttonParamsJson)).toMatchObject({ copy_code: 'ABC-123' });
       expect(incoming.media.mimetype).toBe('image/jpeg');
       const call = await roundTrip('button', { text: 'Call us', buttons: [{ type: 'call', text: 'Call', phoneNumber: '5511987654321' }] });
-      expect(JSON.parse(call.incoming.message.interactiveMessage.nativeFlowMessage.buttons[0].buttonParamsJson)).toEqual({
+      expect(JSON.parse(call.incoming.message.viewOnceMessage.message.interactiveMessage.nativeFlowMessage.buttons[0].buttonParamsJson)).toEqual({
         display_text: 'Call',
         phone_number: '+5511987654321',
       });
@@ -483,7 +482,7 @@ describe('sending every kind through the sandbox', () => {
       { title: 'Drinks', rows: [{ id: 'd1', title: 'Water' }] },
     ];
 
-    it('sends a list menu as listMessage', async () => {
+    it('sends a list menu as a native-flow single_select button', async () => {
       const { incoming } = await roundTrip('list', {
         title: 'Menu',
         text: 'What will it be?',
@@ -491,21 +490,23 @@ describe('sending every kind through the sandbox', () => {
         buttonText: 'See menu',
         sections,
       });
-      expect(incoming.message.listMessage).toEqual({
-        title: 'Menu',
-        description: 'What will it be?',
-        footerText: 'Open till 11',
-        buttonText: 'See menu',
-        listType: 1,
+      const interactive = incoming.message.viewOnceMessage.message.interactiveMessage;
+      expect(interactive.header).toEqual({ title: 'Menu', hasMediaAttachment: false });
+      expect(interactive.body).toEqual({ text: 'What will it be?' });
+      expect(interactive.footer).toEqual({ text: 'Open till 11' });
+      const [button] = interactive.nativeFlowMessage.buttons;
+      expect(button.name).toBe('single_select');
+      expect(JSON.parse(button.buttonParamsJson)).toEqual({
+        title: 'See menu',
         sections: [
           {
             title: 'Pizzas',
             rows: [
-              { rowId: 'p1', title: 'Margherita', description: 'Tomato, mozzarella' },
-              { rowId: 'p2', title: 'Calabresa' },
+              { id: 'p1', title: 'Margherita', description: 'Tomato, mozzarella' },
+              { id: 'p2', title: 'Calabresa' },
             ],
           },
-          { title: 'Drinks', rows: [{ rowId: 'd1', title: 'Water' }] },
+          { title: 'Drinks', rows: [{ id: 'd1', title: 'Water' }] },
         ],
       });
     });
@@ -651,7 +652,7 @@ describe('sending every kind through the sandbox', () => {
   });
 
   describe('/send/pix', () => {
-    const pixParams = (incoming: any) => JSON.parse(incoming.message.interactiveMessage.nativeFlowMessage.buttons[0].buttonParamsJson);
+    const pixParams = (incoming: any) => JSON.parse(incoming.message.viewOnceMessage.message.interactiveMessage.nativeFlowMessage.buttons[0].buttonParamsJson);
 
     it('sends a Pix key as a payment_info button, normalised, with an amount', async () => {
       const { incoming } = await roundTrip('pix', {
@@ -661,7 +662,7 @@ describe('sending every kind through the sandbox', () => {
         amount: 10.5,
         text: 'Pão e café',
       });
-      const button = incoming.message.interactiveMessage.nativeFlowMessage.buttons[0];
+      const button = incoming.message.viewOnceMessage.message.interactiveMessage.nativeFlowMessage.buttons[0];
       expect(button.name).toBe('payment_info');
       const params = pixParams(incoming);
       expect(params.payment_settings).toEqual([
@@ -669,7 +670,7 @@ describe('sending every kind through the sandbox', () => {
       ]);
       expect(params.total_amount).toEqual({ value: 1050, offset: 100 });
       expect(params.currency).toBe('BRL');
-      expect(incoming.message.interactiveMessage.body).toEqual({ text: 'Pão e café' });
+      expect(incoming.message.viewOnceMessage.message.interactiveMessage.body).toEqual({ text: 'Pão e café' });
     });
 
     it('accepts every key type in its normal form', async () => {
@@ -721,7 +722,7 @@ describe('sending every kind through the sandbox', () => {
         text: 'Our plans',
         cards: [card({ url }, 'Basic', 'basic'), card({ base64: b64(samples.png) }, 'Pro', 'pro')],
       });
-      const interactive = incoming.message.interactiveMessage;
+      const interactive = incoming.message.viewOnceMessage.message.interactiveMessage;
       expect(interactive.body).toEqual({ text: 'Our plans' });
       expect(interactive.carouselMessage.cards).toHaveLength(2);
       expect(interactive.carouselMessage.cards[0]).toMatchObject({
@@ -827,8 +828,7 @@ describe('sending every kind through the sandbox', () => {
       expect(story.data.message.extendedTextMessage).toEqual({
         text: 'Open today!',
         backgroundArgb: 0xffff0000,
-        textArgb: 0xffffffff,
-        font: 6,
+        font: 'SYSTEM_BOLD',
       });
     });
 

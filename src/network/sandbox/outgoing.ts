@@ -1,20 +1,19 @@
 /**
  * How the sandbox turns a canonical outgoing message into the payload WhatsApp clients exchange,
  * in the JSON shape Baileys delivers (`imageMessage`, `locationMessage`, `pollCreationMessageV3`,
- * `interactiveMessage` with native-flow buttons, ...), so an integration tested on the sandbox meets
+ * native-flow `interactiveMessage`s from the shared builders of network/interactive.ts, ...), so an integration tested on the sandbox meets
  * the same shapes on the real network. Media bytes travel beside the payload, not inside it.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import {
-  STATUS_FONTS,
   STATUS_JID,
   isGroupJid,
   toJid,
   type MediaPayload,
-  type MessageButton,
   type OutgoingMessage,
   type QuotedMessage,
 } from '../port.js';
+import { buttonsMessage, carouselMessage, listMessage, pixMessage } from '../interactive.js';
 
 export interface BuiltMessage {
   /** The chat: the recipient's address, or `status@broadcast` for status posts. */
@@ -77,6 +76,12 @@ function withContext(content: Record<string, unknown>, info: Record<string, unkn
     out.extendedTextMessage = { text, contextInfo: info };
     return out;
   }
+  // Interactive kinds carry the context on the interactive message inside their envelope.
+  const wrapped = (out.viewOnceMessage as { message?: Record<string, unknown> } | undefined)?.message;
+  if (wrapped?.interactiveMessage) {
+    out.viewOnceMessage = { message: withContext(wrapped, info) };
+    return out;
+  }
   const type = Object.keys(out).find((k) => k !== 'messageContextInfo');
   if (type && out[type] && typeof out[type] === 'object') {
     const inner = out[type] as Record<string, unknown>;
@@ -84,22 +89,6 @@ function withContext(content: Record<string, unknown>, info: Record<string, unkn
     out[type] = { ...inner, contextInfo: { ...existing, ...info } };
   }
   return out;
-}
-
-export function nativeButton(button: MessageButton): { name: string; buttonParamsJson: string } {
-  switch (button.type) {
-    case 'reply':
-      return { name: 'quick_reply', buttonParamsJson: JSON.stringify({ display_text: button.text, id: button.id }) };
-    case 'url':
-      return {
-        name: 'cta_url',
-        buttonParamsJson: JSON.stringify({ display_text: button.text, url: button.url, merchant_url: button.url }),
-      };
-    case 'call':
-      return { name: 'cta_call', buttonParamsJson: JSON.stringify({ display_text: button.text, phone_number: `+${button.phoneNumber}` }) };
-    case 'copy':
-      return { name: 'cta_copy', buttonParamsJson: JSON.stringify({ display_text: button.text, id: button.code, copy_code: button.code }) };
-  }
 }
 
 function visualMessage(mediaType: 'image' | 'video', media: MediaPayload, now: number): Record<string, unknown> {
@@ -139,8 +128,8 @@ export function buildOutgoing(message: OutgoingMessage, me: string, now: number)
           extendedTextMessage: {
             text: message.text,
             backgroundArgb: argb(message.backgroundColor),
-            textArgb: 0xffffffff,
-            font: STATUS_FONTS[message.font],
+            // Events show protobuf enums by name, as the WhatsApp driver's do.
+            font: message.font,
           },
         },
       };
@@ -168,7 +157,8 @@ export function buildOutgoing(message: OutgoingMessage, me: string, now: number)
     case 'text': {
       const url = message.linkPreview ? URL_IN_TEXT.exec(message.text)?.[0] : undefined;
       if (!url) return done({ conversation: message.text });
-      return done({ extendedTextMessage: { text: message.text, matchedText: url, canonicalUrl: url, previewType: 0 } });
+      // The preview names the link only: the gateway fetches no page for it (as the WhatsApp driver).
+      return done({ extendedTextMessage: { text: message.text, matchedText: url, title: url, previewType: 'NONE' } });
     }
     case 'media': {
       const { media } = message;
@@ -180,7 +170,7 @@ export function buildOutgoing(message: OutgoingMessage, me: string, now: number)
         case 'image':
           return done({ imageMessage: { ...fields, ...dimensions(media) } }, media);
         case 'video':
-          return done({ videoMessage: { ...fields, gifPlayback: false } }, media);
+          return done({ videoMessage: fields }, media);
         case 'audio':
           return done(
             { audioMessage: { ...fields, ptt: message.voiceNote === true } },
@@ -188,15 +178,14 @@ export function buildOutgoing(message: OutgoingMessage, me: string, now: number)
             message.voiceNote ? 'recording' : 'composing',
           );
         case 'document': {
-          const fileName = media.fileName ?? 'file';
-          return done({ documentMessage: { ...fields, fileName, title: fileName } }, media);
+          return done({ documentMessage: { ...fields, fileName: media.fileName ?? 'file' } }, media);
         }
       }
       break;
     }
     case 'link': {
-      const preview: Record<string, unknown> = { text: message.text, matchedText: message.url, canonicalUrl: message.url, previewType: 0 };
-      if (message.title) preview.title = message.title;
+      const text = message.text.includes(message.url) ? message.text : `${message.text}\n${message.url}`;
+      const preview: Record<string, unknown> = { text, matchedText: message.url, title: message.title ?? message.url, previewType: 'NONE' };
       if (message.description) preview.description = message.description;
       if (message.thumbnail) {
         preview.jpegThumbnail = message.thumbnail.data.toString('base64');
@@ -224,35 +213,27 @@ export function buildOutgoing(message: OutgoingMessage, me: string, now: number)
         },
       });
     }
-    case 'buttons': {
-      const header: Record<string, unknown> = { title: message.title ?? '', hasMediaAttachment: message.header !== undefined };
-      if (message.header) Object.assign(header, visualMessage(message.header.mediaType, message.header.media, now));
-      const interactive: Record<string, unknown> = {
-        header,
-        body: { text: message.text },
-        nativeFlowMessage: { buttons: message.buttons.map(nativeButton), messageParamsJson: '' },
-      };
-      if (message.footer) interactive.footer = { text: message.footer };
-      return done({ interactiveMessage: interactive }, message.header?.media);
-    }
-    case 'list': {
-      const list: Record<string, unknown> = {
-        description: message.text,
-        buttonText: message.buttonText,
-        listType: 1,
-        sections: message.sections.map((section) => ({
-          title: section.title,
-          rows: section.rows.map((row) => ({
-            rowId: row.id,
-            title: row.title,
-            ...(row.description ? { description: row.description } : {}),
-          })),
-        })),
-      };
-      if (message.title) list.title = message.title;
-      if (message.footer) list.footerText = message.footer;
-      return done({ listMessage: list });
-    }
+    case 'buttons':
+      return done(
+        buttonsMessage({
+          ...(message.title !== undefined ? { title: message.title } : {}),
+          text: message.text,
+          ...(message.footer !== undefined ? { footer: message.footer } : {}),
+          buttons: message.buttons,
+          ...(message.header ? { headerMedia: visualMessage(message.header.mediaType, message.header.media, now) } : {}),
+        }),
+        message.header?.media,
+      );
+    case 'list':
+      return done(
+        listMessage({
+          ...(message.title !== undefined ? { title: message.title } : {}),
+          text: message.text,
+          ...(message.footer !== undefined ? { footer: message.footer } : {}),
+          buttonText: message.buttonText,
+          sections: message.sections,
+        }),
+      );
     case 'poll': {
       const poll = {
         name: message.name,
@@ -269,47 +250,29 @@ export function buildOutgoing(message: OutgoingMessage, me: string, now: number)
       const { media } = message;
       return done({ stickerMessage: { ...mediaFields(media, now), ...dimensions(media), isAnimated: media.animated === true } }, media);
     }
-    case 'pix': {
-      const cents = message.amountCents ?? 0;
-      const money = (value: number) => ({ value, offset: 100 });
-      const params = {
-        currency: 'BRL',
-        total_amount: money(cents),
-        reference_id: randomBytes(6).toString('hex').toUpperCase(),
-        type: 'physical-goods',
-        order: {
-          status: 'pending',
-          subtotal: money(cents),
-          order_type: 'ORDER',
-          items: [
-            { name: message.text ?? message.merchantName, amount: money(cents), quantity: cents > 0 ? 1 : 0, sale_amount: money(cents) },
-          ],
-        },
-        payment_settings: [
-          {
-            type: 'pix_static_code',
-            pix_static_code: { merchant_name: message.merchantName, key: message.key, key_type: message.keyType },
-          },
-        ],
-        share_payment_status: false,
-      };
-      const interactive: Record<string, unknown> = {
-        nativeFlowMessage: { buttons: [{ name: 'payment_info', buttonParamsJson: JSON.stringify(params) }], messageParamsJson: '' },
-      };
-      if (message.text) interactive.body = { text: message.text };
-      return done({ interactiveMessage: interactive });
-    }
-    case 'carousel': {
-      const cards = message.cards.map((card) => ({
-        header: { title: '', hasMediaAttachment: true, ...visualMessage(card.mediaType, card.media, now) },
-        body: { text: card.text },
-        ...(card.footer ? { footer: { text: card.footer } } : {}),
-        nativeFlowMessage: { buttons: card.buttons.map(nativeButton), messageParamsJson: '' },
-      }));
-      const interactive: Record<string, unknown> = { body: { text: message.text }, carouselMessage: { cards, messageVersion: 1 } };
-      if (message.footer) interactive.footer = { text: message.footer };
-      return done({ interactiveMessage: interactive });
-    }
+    case 'pix':
+      return done(
+        pixMessage({
+          merchantName: message.merchantName,
+          key: message.key,
+          keyType: message.keyType,
+          ...(message.amountCents !== undefined ? { amountCents: message.amountCents } : {}),
+          ...(message.text !== undefined ? { text: message.text } : {}),
+        }),
+      );
+    case 'carousel':
+      return done(
+        carouselMessage({
+          text: message.text,
+          ...(message.footer !== undefined ? { footer: message.footer } : {}),
+          cards: message.cards.map((card) => ({
+            media: visualMessage(card.mediaType, card.media, now),
+            text: card.text,
+            ...(card.footer !== undefined ? { footer: card.footer } : {}),
+            buttons: card.buttons,
+          })),
+        }),
+      );
     case 'forward':
       // A forward keeps the original payload; quotes and mentions of the new message do not apply.
       return { ...base, content: forwarded(message.original), ...(message.media ? { media: message.media } : {}), typing: 'composing' };

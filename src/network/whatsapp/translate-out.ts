@@ -13,7 +13,6 @@
  * Media arrive here as bytes (or a stream) that the gateway fetched and checked; link previews come
  * from the caller, and plain text carries `linkPreview: null` so Baileys fetches nothing.
  */
-import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import {
   prepareWAMessageMedia,
@@ -27,9 +26,12 @@ import {
   type WAMessage,
 } from 'baileys';
 import { AppError } from '../../errors.js';
-import { STATUS_FONTS, STATUS_JID, type ListSection, type MediaPayload, type MessageButton, type OutgoingMessage, type PixKeyType, type QuotedMessage } from '../port.js';
+import { buttonsMessage, carouselMessage, listMessage, pixMessage, type CarouselCardContent, type HeaderMedia, type Json } from '../interactive.js';
+import { STATUS_FONTS, STATUS_JID, type MediaPayload, type OutgoingMessage, type QuotedMessage } from '../port.js';
 import { recipientJid } from './addresses.js';
 import type { StoredMessage } from './message-store.js';
+
+const URL_IN_TEXT = /https?:\/\/[^\s<>"']+/i;
 
 export type OutboundPlan =
   | { kind: 'content'; jid: string; content: AnyMessageContent; options: MiscMessageGenerationOptions }
@@ -81,23 +83,10 @@ function mediaContent(mediaType: 'image' | 'video' | 'audio' | 'document', media
   }
 }
 
-function toFlowButton(button: MessageButton): FlowButton {
-  switch (button.type) {
-    case 'reply':
-      return { type: 'reply', text: button.text, value: button.id };
-    case 'url':
-      return { type: 'url', text: button.text, value: button.url };
-    case 'call':
-      return { type: 'call', text: button.text, value: button.phoneNumber };
-    case 'copy':
-      return { type: 'copy', text: button.text, value: button.code };
-  }
-}
-
 /** Uploads an interactive header or card image/video and returns its media message. */
 async function uploadedMedia(context: OutboundContext, mediaType: 'image' | 'video', media: MediaPayload): Promise<HeaderMedia> {
   const prepared = await prepareWAMessageMedia(mediaContent(mediaType, media, undefined), { upload: context.upload });
-  return mediaType === 'image' ? { imageMessage: prepared.imageMessage ?? null } : { videoMessage: prepared.videoMessage ?? null };
+  return mediaType === 'image' ? { imageMessage: prepared.imageMessage } : { videoMessage: prepared.videoMessage };
 }
 
 function contextInfo(message: { quoted?: QuotedMessage; mentions?: string[] }): proto.IContextInfo | undefined {
@@ -123,11 +112,19 @@ function withContext(envelope: proto.IMessage, info: proto.IContextInfo | undefi
 }
 
 export async function planOutgoing(message: OutgoingMessage, context: OutboundContext): Promise<OutboundPlan> {
-  const relay = (jid: string, built: proto.IMessage): OutboundPlan => ({ kind: 'relay', jid, message: withContext(built, 'to' in message ? contextInfo(message) : undefined), additionalNodes: [NATIVE_FLOW_NODE] });
+  // The shared builders give plain JSON in the protobuf's own field names.
+  const relay = (jid: string, json: Json): OutboundPlan => {
+    const built = json as proto.IMessage;
+    return { kind: 'relay', jid, message: withContext(built, 'to' in message ? contextInfo(message) : undefined), additionalNodes: [NATIVE_FLOW_NODE] };
+  };
   switch (message.kind) {
-    case 'text':
-      // linkPreview: null keeps Baileys from fetching URLs found in the text; previews come with the link kind.
-      return { kind: 'content', jid: recipientJid(message.to), content: { text: message.text, linkPreview: null, ...mentionJids(message.mentions) }, options: commonOptions(message) };
+    case 'text': {
+      // Baileys never fetches a URL of ours: with linkPreview on, the preview names the first link
+      // (no page is fetched; titles and images come with the link kind); off, linkPreview: null.
+      const url = message.linkPreview ? URL_IN_TEXT.exec(message.text)?.[0] : undefined;
+      const linkPreview = url ? { 'canonical-url': url, 'matched-text': url, title: url } : null;
+      return { kind: 'content', jid: recipientJid(message.to), content: { text: message.text, linkPreview, ...mentionJids(message.mentions) }, options: commonOptions(message) };
+    }
     case 'media':
       return {
         kind: 'content',
@@ -213,7 +210,7 @@ export async function planOutgoing(message: OutgoingMessage, context: OutboundCo
           ...(message.title !== undefined ? { title: message.title } : {}),
           text: message.text,
           ...(message.footer !== undefined ? { footer: message.footer } : {}),
-          buttons: message.buttons.map(toFlowButton),
+          buttons: message.buttons,
           ...(header ? { headerMedia: header } : {}),
         }),
       );
@@ -244,13 +241,13 @@ export async function planOutgoing(message: OutgoingMessage, context: OutboundCo
       );
     case 'carousel': {
       assertInteractiveAllowed(context, 'carousel');
-      const cards: CarouselCard[] = [];
+      const cards: CarouselCardContent[] = [];
       for (const card of message.cards) {
         cards.push({
           media: await uploadedMedia(context, card.mediaType, card.media),
           text: card.text,
           ...(card.footer !== undefined ? { footer: card.footer } : {}),
-          buttons: card.buttons.map(toFlowButton),
+          buttons: card.buttons,
         });
       }
       return relay(recipientJid(message.to), carouselMessage({ text: message.text, ...(message.footer !== undefined ? { footer: message.footer } : {}), cards }));
@@ -278,121 +275,12 @@ export async function planOutgoing(message: OutgoingMessage, context: OutboundCo
 
 // --- interactive (native flow) messages ---
 
-export interface FlowButton {
-  /** quick_reply: a reply button; url: opens a link; call: dials a number; copy: copies a code. */
-  type: 'reply' | 'url' | 'call' | 'copy';
-  text: string;
-  /** reply: the id sent back; url: the URL; call: the phone number; copy: the code. */
-  value: string;
-}
-
 /** The node business clients add to native-flow messages; without it most phones drop the message. */
 export const NATIVE_FLOW_NODE: BinaryNode = {
   tag: 'biz',
   attrs: {},
   content: [{ tag: 'interactive', attrs: { type: 'native_flow', v: '1' }, content: [{ tag: 'native_flow', attrs: { v: '9', name: 'mixed' } }] }],
 };
-
-export function flowButton(button: FlowButton): proto.Message.InteractiveMessage.NativeFlowMessage.INativeFlowButton {
-  switch (button.type) {
-    case 'reply':
-      return { name: 'quick_reply', buttonParamsJson: JSON.stringify({ display_text: button.text, id: button.value }) };
-    case 'url':
-      return { name: 'cta_url', buttonParamsJson: JSON.stringify({ display_text: button.text, url: button.value, merchant_url: button.value }) };
-    case 'call':
-      return { name: 'cta_call', buttonParamsJson: JSON.stringify({ display_text: button.text, phone_number: button.value }) };
-    case 'copy':
-      return { name: 'cta_copy', buttonParamsJson: JSON.stringify({ display_text: button.text, copy_code: button.value, id: button.value }) };
-  }
-}
-
-/** Wraps interactive content the way WhatsApp's business clients send it. */
-export function interactiveEnvelope(interactive: proto.Message.IInteractiveMessage): proto.IMessage {
-  return {
-    viewOnceMessage: {
-      message: {
-        messageContextInfo: { deviceListMetadata: {}, deviceListMetadataVersion: 2 },
-        interactiveMessage: interactive,
-      },
-    },
-  };
-}
-
-type HeaderMedia = { imageMessage?: proto.Message.IImageMessage | null; videoMessage?: proto.Message.IVideoMessage | null };
-
-export function buttonsMessage(input: { title?: string; text: string; footer?: string; buttons: FlowButton[]; headerMedia?: HeaderMedia }): proto.IMessage {
-  const header = input.headerMedia
-    ? { header: { ...(input.title ? { title: input.title } : {}), hasMediaAttachment: true, ...input.headerMedia } }
-    : input.title
-      ? { header: { title: input.title, hasMediaAttachment: false } }
-      : {};
-  return interactiveEnvelope({
-    ...header,
-    body: { text: input.text },
-    ...(input.footer ? { footer: { text: input.footer } } : {}),
-    nativeFlowMessage: { buttons: input.buttons.map(flowButton), messageParamsJson: '' },
-  });
-}
-
-/** A list menu as a native-flow `single_select` button. */
-export function listMessage(input: { title?: string; text: string; footer?: string; buttonText: string; sections: ListSection[] }): proto.IMessage {
-  const params = {
-    title: input.buttonText,
-    sections: input.sections.map((section) => ({
-      title: section.title,
-      rows: section.rows.map((row) => ({ id: row.id, title: row.title, ...(row.description ? { description: row.description } : {}) })),
-    })),
-  };
-  return interactiveEnvelope({
-    ...(input.title ? { header: { title: input.title, hasMediaAttachment: false } } : {}),
-    body: { text: input.text },
-    ...(input.footer ? { footer: { text: input.footer } } : {}),
-    nativeFlowMessage: { buttons: [{ name: 'single_select', buttonParamsJson: JSON.stringify(params) }], messageParamsJson: '' },
-  });
-}
-
-/** A Brazilian instant-payment (pix) key as the `payment_info` native-flow button (amount in centavos; 0 lets the payer choose). */
-export function pixMessage(input: { merchantName: string; key: string; keyType: PixKeyType; amountCents?: number; text?: string }): proto.IMessage {
-  const amount = { value: input.amountCents ?? 0, offset: 100 };
-  const params = {
-    currency: 'BRL',
-    total_amount: amount,
-    reference_id: `WG${randomBytes(5).toString('hex').toUpperCase()}`,
-    type: 'physical-goods',
-    order: { status: 'pending', subtotal: amount, order_type: 'ORDER', items: [] },
-    payment_settings: [{ type: 'pix_static_code', pix_static_code: { merchant_name: input.merchantName, key: input.key, key_type: input.keyType } }],
-    share_payment_status: false,
-  };
-  return interactiveEnvelope({
-    body: { text: input.text ?? '' },
-    nativeFlowMessage: { buttons: [{ name: 'payment_info', buttonParamsJson: JSON.stringify(params) }], messageParamsJson: '' },
-  });
-}
-
-export interface CarouselCard {
-  /** The card's image or video, already uploaded (from Baileys' prepareWAMessageMedia). */
-  media: HeaderMedia;
-  title?: string;
-  text: string;
-  footer?: string;
-  buttons: FlowButton[];
-}
-
-export function carouselMessage(input: { text: string; footer?: string; cards: CarouselCard[] }): proto.IMessage {
-  return interactiveEnvelope({
-    body: { text: input.text },
-    ...(input.footer ? { footer: { text: input.footer } } : {}),
-    carouselMessage: {
-      messageVersion: 1,
-      cards: input.cards.map((card) => ({
-        header: { ...(card.title ? { title: card.title } : {}), hasMediaAttachment: true, ...card.media },
-        body: { text: card.text },
-        ...(card.footer ? { footer: { text: card.footer } } : {}),
-        nativeFlowMessage: { buttons: card.buttons.map(flowButton), messageParamsJson: '' },
-      })),
-    },
-  });
-}
 
 /** Interactive kinds are opt-in per instance. */
 export function assertInteractiveAllowed(context: OutboundContext, kind: string): void {

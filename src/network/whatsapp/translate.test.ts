@@ -175,7 +175,7 @@ describe('outgoing: every canonical kind', () => {
       buttons: [
         { type: 'reply', id: 'yes', text: 'Yes' },
         { type: 'url', text: 'Site', url: 'https://example.org' },
-        { type: 'call', text: 'Call', phoneNumber: '+5511900000000' },
+        { type: 'call', text: 'Call', phoneNumber: '5511900000000' },
         { type: 'copy', text: 'Code', code: 'ABC123' },
       ],
       quoted,
