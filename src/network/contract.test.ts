@@ -2,8 +2,9 @@
  * The port's contract for outgoing messages: for every canonical kind, the payload a sandbox
  * recipient gets equals the payload the WhatsApp driver puts on the wire (built by Baileys'
  * generateWAMessage exactly as sendMessage builds it, or the raw interactive message it relays),
- * apart from what is per-send by nature (media keys and upload paths, secrets, thumbnails, ids).
- * So an integration tested on the sandbox meets the same shapes on the real network.
+ * apart from what is per-send by nature (media keys and upload paths, secrets, thumbnails, ids);
+ * and the events both emit have the same fields. So an integration tested on the sandbox meets the
+ * same shapes on the real network.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { generateWAMessage, type WAMediaUploadFunction } from 'baileys';
@@ -11,7 +12,9 @@ import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
 import type { MediaPayload, OutgoingMessage } from './port.js';
 import { buildOutgoing } from './sandbox/outgoing.js';
-import { messageToJson } from './whatsapp/translate-in.js';
+import { connectedInstance, recordEvents, startGateway, uniqueNumber } from '../../test/support/gateway.js';
+import * as F from './whatsapp/fixtures/baileys-payloads.js';
+import { callEvents, messageToJson, presenceEvents, updateEvents, upsertEvents, type InboundContext } from './whatsapp/translate-in.js';
 import { planOutgoing } from './whatsapp/translate-out.js';
 
 const ME = '5511999999999';
@@ -145,5 +148,66 @@ describe('the port contract: both drivers send the same payload for every kind',
     const sandbox = buildOutgoing(message, ME, 1_780_000_000).content;
     const whatsapp = await onTheWire(message);
     expect(comparable(sandbox)).toEqual(comparable(whatsapp));
+  });
+});
+
+/**
+ * Inbound: the events a sandbox instance gets from its virtual contacts have the fields the
+ * WhatsApp driver makes of Baileys' payloads (recorded in fixtures/), with the same types. The
+ * WhatsApp driver adds LID fields (`remoteJidLid`, `participantLid`, `lid`, `fromLid`) where the
+ * network uses hidden ids; nothing else may differ.
+ */
+describe('the port contract: both drivers emit the same event shapes', () => {
+  const ctx: InboundContext = { now: () => 1_780_002_000_000, addresses: { resolve: (jid) => ({ jid }) } };
+  const LID_FIELDS = /(Lid|^lid)$/;
+
+  function shape(value: unknown): unknown {
+    if (Array.isArray(value)) return value.length > 0 ? [shape(value[0])] : [];
+    if (value === null || typeof value !== 'object') return typeof value;
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([key]) => !LID_FIELDS.test(key))
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([key, inner]) => [key, shape(inner)]),
+    );
+  }
+
+  it('MESSAGE, READ_RECEIPT, PRESENCE, CHAT_PRESENCE and CALL', async () => {
+    const gw = await startGateway();
+    try {
+      const events = recordEvents(gw);
+      const instance = await connectedInstance(gw, uniqueNumber());
+      const contact = uniqueNumber();
+      const admin = async (route: string, body: unknown) => {
+        const res = await gw.api('POST', `/api/v1/sandbox/${route}`, { key: gw.adminKey, body });
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+      };
+      await admin('contacts', { number: contact, pushName: 'Maria' });
+      await admin('messages', { from: contact, to: instance.number, text: 'olá' });
+      const sent = await gw.api('POST', '/api/v1/send/text', { key: instance.token, body: { number: contact, text: 'hi' } });
+      await admin('read', { from: contact, to: instance.number, messageIds: [sent.body.key.id] });
+      await admin('presence', { from: contact, to: instance.number, presence: 'available' });
+      await admin('presence', { from: contact, to: instance.number, presence: 'unavailable' });
+      await admin('presence', { from: contact, to: instance.number, presence: 'composing' });
+      await admin('calls', { from: contact, to: instance.number, isVideo: true });
+      const sandbox = async (type: string, match: (data: any) => boolean = () => true) => (await events.next(instance.id, type, (e) => match(e.data))).data;
+
+      const whatsapp = {
+        MESSAGE: upsertEvents({ type: 'notify', messages: [F.textFromLid] }, ctx, () => false)[0]?.data,
+        READ_RECEIPT: updateEvents(F.updates, ctx).find((e) => e.type === 'READ_RECEIPT' && e.data.receipt === 'read')?.data,
+        ONLINE: presenceEvents(F.presenceOnline, ctx)[0]?.data,
+        OFFLINE: presenceEvents(F.presenceOffline, ctx)[0]?.data,
+        CHAT_PRESENCE: presenceEvents(F.presenceTyping, ctx)[0]?.data,
+        CALL: callEvents(F.calls, ctx)[0]?.data,
+      };
+      expect(shape(await sandbox('MESSAGE'))).toEqual(shape(whatsapp.MESSAGE));
+      expect(shape(await sandbox('READ_RECEIPT'))).toEqual(shape(whatsapp.READ_RECEIPT));
+      expect(shape(await sandbox('PRESENCE', (d) => d.presence === 'available'))).toEqual(shape(whatsapp.ONLINE));
+      expect(shape(await sandbox('PRESENCE', (d) => d.presence === 'unavailable'))).toEqual(shape(whatsapp.OFFLINE));
+      expect(shape(await sandbox('CHAT_PRESENCE'))).toEqual(shape(whatsapp.CHAT_PRESENCE));
+      expect(shape(await sandbox('CALL'))).toEqual(shape(whatsapp.CALL));
+    } finally {
+      await gw.stop();
+    }
   });
 });

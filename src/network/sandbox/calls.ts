@@ -24,6 +24,7 @@ export class SandboxCalls implements CallOperations {
         isVideo: call.isVideo,
         isGroup: call.isGroup,
         timestamp: this.world.now(),
+        offline: false,
         ...(options.automatic ? { reason: 'auto_reject' } : {}),
       },
     });

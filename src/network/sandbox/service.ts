@@ -76,6 +76,7 @@ export class SandboxService {
       isVideo,
       isGroup: false,
       timestamp: Math.floor(this.world.clock.now() / 1000),
+      offline: false,
     });
     return { callId: id };
   }
