@@ -3,7 +3,7 @@
  * it as a process; tests build it in-process with their own clock and settings.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { resolveAdminKey } from './admin-key.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -109,7 +109,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const log = options.logger ?? createLogger(config.logLevel);
   // Rate-limit counters only: fail fast while Redis is away (the store falls back to memory).
   const redis = config.kvStoreUrl
-    ? new Redis(config.kvStoreUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false })
+    ? new (await import('ioredis')).Redis(config.kvStoreUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false })
     : undefined;
   let redisErrorLogged = false;
   redis?.on('error', (error: Error) => {
@@ -130,7 +130,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     : new MemoryWindowStore();
   const hub = new WebSocketHub(config.websocket.maxBufferedBytes, config.websocket.pingIntervalMs);
   // The hub also receives the live events other gateway processes relay (when a relay is configured).
-  const channels = createChannels(config, log, hub);
+  const channels = await createChannels(config, log, hub);
   const durableSinks: DurableSink[] = [webhook, ...channels.durable];
 
   const dispatcher = new OutboxDispatcher({

@@ -11,11 +11,7 @@ import os from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { DurableSink, LiveSink, RetryPolicy } from './sink.js';
-import { AmqpSink } from './sinks/amqp.js';
 import type { BrokerSinkOptions } from './sinks/broker.js';
-import { MqttSink } from './sinks/mqtt.js';
-import { NatsSink } from './sinks/nats.js';
-import { RedisSink } from './sinks/redis.js';
 import { EventRelay, type LocalPush, type RelayTransport } from './sinks/relay.js';
 
 export interface Channels {
@@ -27,9 +23,10 @@ export interface Channels {
 }
 
 /**
+ * Each broker's client library is loaded only when that broker is configured.
  * @param local where events relayed from other gateway processes are pushed (the WebSocket hub).
  */
-export function createChannels(config: Config, log: FastifyBaseLogger, local: LocalPush): Channels {
+export async function createChannels(config: Config, log: FastifyBaseLogger, local: LocalPush): Promise<Channels> {
   const { channels } = config;
   // Brokers never bury an event: it stays in the outbox until the broker confirms it.
   const retry: RetryPolicy = { maxAttempts: null, baseDelayMs: channels.retryBaseMs, maxDelayMs: channels.retryMaxMs };
@@ -40,19 +37,21 @@ export function createChannels(config: Config, log: FastifyBaseLogger, local: Lo
   let relayTransport: RelayTransport | undefined;
 
   if (config.queueBrokerUrl) {
+    const { AmqpSink } = await import('./sinks/amqp.js');
     durable.push(
       new AmqpSink({ ...common, url: config.queueBrokerUrl, prefix: channels.queuePrefix, connectionName: connectionName(channels.queuePrefix) }),
     );
   }
   if (config.kvStoreUrl && config.kvStoreGlobalEvents) {
+    const { RedisSink } = await import('./sinks/redis.js');
     const redis = new RedisSink({ ...common, url: config.kvStoreUrl, prefix: config.kvStorePrefix, streamMaxLen: channels.kvStreamMaxLen });
     durable.push(redis);
     relayTransport = redis.relayTransport();
   }
   if (config.lightBrokerUrl) {
     const light = config.lightBrokerUrl.startsWith('nats:')
-      ? new NatsSink({ ...common, url: config.lightBrokerUrl, prefix: channels.lightPrefix, connectionName: connectionName(channels.lightPrefix) })
-      : new MqttSink({ ...common, url: config.lightBrokerUrl, prefix: channels.lightPrefix });
+      ? new (await import('./sinks/nats.js')).NatsSink({ ...common, url: config.lightBrokerUrl, prefix: channels.lightPrefix, connectionName: connectionName(channels.lightPrefix) })
+      : new (await import('./sinks/mqtt.js')).MqttSink({ ...common, url: config.lightBrokerUrl, prefix: channels.lightPrefix });
     durable.push(light);
     // Redis, when it carries global events, does this job instead.
     relayTransport ??= light.relayTransport();

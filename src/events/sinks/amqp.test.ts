@@ -99,6 +99,8 @@ describe('RabbitMQ channel', () => {
     expectEveryEventInOrder(ofA.map((r) => r.envelope), new Map([[a.id, 500]]));
     expectEveryEventInOrder(ofB.map((r) => r.envelope), new Map([[b.id, 500]]));
     await waitFor(async () => ((await pendingFor(gw, 'amqp')).rows === 0 ? true : undefined), 10_000, 'outbox drained');
+    // The server-side close may come after the last publish; the client reconnects on its own.
+    await waitFor(async () => ((await channelHealth(gw, 'amqp'))?.up ? true : undefined), 15_000, 'amqp reconnected');
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     expect(metrics).toMatch(/^waygate_channel_up\{channel="amqp"\} 1$/m);
 

@@ -51,9 +51,9 @@ export class AmqpSink implements DurableSink {
     this.connection = new Connection({
       url: options.url,
       connectionName: options.connectionName,
-      // Reconnect backoff: steps of 500 ms, at most 15 s between attempts.
-      retryLow: 500,
-      retryHigh: 15_000,
+      // Reconnect backoff from CHANNEL_RETRY_BASE_MS / CHANNEL_RETRY_MAX_MS, as the other channels.
+      retryLow: options.retry.baseDelayMs,
+      retryHigh: options.retry.maxDelayMs,
       connectionTimeout: options.publishTimeoutMs,
       // A publish while disconnected waits this long for the connection, then fails the attempt.
       acquireTimeout: options.publishTimeoutMs,

@@ -15,7 +15,7 @@ const nowhere = { push: (_entry: OutboxEntry) => undefined };
 
 describe('channel settings', () => {
   it('builds no channel by default', async () => {
-    const channels = createChannels(loadConfig({}), log, nowhere);
+    const channels = await createChannels(loadConfig({}), log, nowhere);
     expect(channels.durable).toEqual([]);
     expect(channels.live).toEqual([]);
     await channels.close();
@@ -29,7 +29,7 @@ describe('channel settings', () => {
       KV_STORE_GLOBAL_EVENTS: 'true',
       LIGHT_BROKER_URL: `nats://127.0.0.1:${port}`,
     });
-    const channels = createChannels(config, log, nowhere);
+    const channels = await createChannels(config, log, nowhere);
     try {
       expect(channels.durable.map((s) => s.name)).toEqual(['amqp', 'redis', 'nats']);
       for (const sink of channels.durable) {
@@ -45,7 +45,7 @@ describe('channel settings', () => {
 
   it('uses the lightweight broker for the relay when Redis does not carry events', async () => {
     const port = await freePort();
-    const channels = createChannels(loadConfig({ LIGHT_BROKER_URL: `mqtt://127.0.0.1:${port}`, KV_STORE_URL: `redis://127.0.0.1:${port}` }), log, nowhere);
+    const channels = await createChannels(loadConfig({ LIGHT_BROKER_URL: `mqtt://127.0.0.1:${port}`, KV_STORE_URL: `redis://127.0.0.1:${port}` }), log, nowhere);
     try {
       expect(channels.durable.map((s) => s.name)).toEqual(['mqtt']);
       expect(channels.live.map((s) => s.name)).toEqual(['relay']);
