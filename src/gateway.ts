@@ -31,6 +31,9 @@ import { MessageRecorder } from './messaging/recorder.js';
 import { messageRoutes, pollVoteRoutes, sendRoutes } from './messaging/routes.js';
 import { MessagingService } from './messaging/service.js';
 import { MessageStore } from './messaging/store.js';
+import { messageActionRoutes } from './messages/routes.js';
+import { MessageService } from './messages/service.js';
+import { MessageUpdates } from './messages/updates.js';
 import { SandboxDriver } from './network/sandbox/driver.js';
 import { SandboxWorld } from './network/sandbox/world.js';
 import { SqlWorldStore } from './network/sandbox/world-store.js';
@@ -165,6 +168,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         // Polls, retries and forwards of messages older than the driver's in-memory window (called
         // only once sessions run, after messageStore below exists).
         sharedMessages: { find: (instanceId, messageId) => messageStore.find(instanceId, messageId) },
+        // Chat history reads (and history-sync messages join) the same message store.
+        chatMessages: {
+          find: (instanceId, messageId) => messageStore.find(instanceId, messageId),
+          save: (message) => messageStore.save(message),
+          search: (instanceId, filter, page) => messageStore.search(instanceId, filter, page),
+        },
         logger: log,
         clock,
       }),
@@ -185,6 +194,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const messageStore = new MessageStore(storage.db);
   const recorder = new MessageRecorder(messageStore, mediaStore, instances, config.media, clock, log);
   sessions.beforeQueue((instanceId, event) => recorder.record(instanceId, event));
+  // Deletions, edits and poll votes change the stored messages they point at (src/messages/updates.ts).
+  const messageUpdates = new MessageUpdates(messageStore, mediaStore, clock, log);
+  sessions.beforeQueue((instanceId, event) => messageUpdates.record(instanceId, event));
+  const messageActions = new MessageService(sessions, messageStore, clock, log);
   instances.onDeletion({
     instanceDeleted: (id) => mediaStore.deletePrefix(`${id}/`).catch((error: unknown) => log.warn({ err: error, instanceId: id }, 'could not delete instance media')),
   });
@@ -228,6 +241,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       instanceRoutes(instances, sessions),
       sendRoutes(messaging, batches, config.media.bodyLimitBytes),
       messageRoutes(messaging),
+      messageActionRoutes(messageActions),
       pollVoteRoutes(world, messageStore),
       eventRoutes(deadLetters, instances, hub),
       sandboxRoutes(sandbox),
@@ -296,6 +310,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       clearInterval(messagePruner);
       await app.close();
       await batches.stop();
+      messageActions.stop();
       await sessions.stop();
       await bus.settled();
       await messageStore.settled();

@@ -52,6 +52,7 @@ Every event is written to a durable outbox before any delivery; delivery is at-l
 - **CONTACT** \`{ id, action: "update", pushName? | about? | pictureId? }\` to those with a chat with the changed person; \`{ id, action: "block" | "unblock" }\` to the instance.
 - **NEWSLETTER** \`{ id, action: create|update|delete|follow|unfollow|mute|unmute, ... }\`; posts reach followers as MESSAGE from the newsletter JID.
 - **CALL** \`{ id, from, status: offer|reject|timeout, isVideo, isGroup, timestamp, reason? }\` (\`reason: "auto_reject"\` for automatic rejections).
+- **MESSAGE** that acts on an earlier message (from \`/message/*\` or the other side): \`reactionMessage { key, text }\` (\`text: ""\` removes it), \`protocolMessage { key, type: "REVOKE" }\` (deleted for everyone), \`editedMessage.message.protocolMessage { key, type: "MESSAGE_EDIT", editedMessage }\`; \`key\` names the earlier message as the receiver sees it. **CHAT_PRESENCE** \`{ remoteJid, participant, presence: composing|recording|paused }\`.
 - **PRESENCE** \`{ id, presence: available|unavailable, lastSeen? }\`; **READ_RECEIPT** \`{ key, receipt: "read", readTimestamp, participant? }\`; **HISTORY_SYNC** \`{ syncType: "ON_DEMAND", chatId, messages, progress }\`.
 
 ### Webhooks
@@ -90,7 +91,7 @@ export function openApiDocument() {
       { name: 'server', description: 'Liveness and health' },
       { name: 'instance', description: 'Instances, tokens, webhook settings, connecting' },
       { name: 'send', description: 'Sending messages of every kind, batches and status posts' },
-      { name: 'message', description: 'Media of stored messages: downloads and received-media settings' },
+      { name: 'message', description: 'Acting on stored messages (react, presence, read, delete, edit), finding them, poll results, media downloads and received-media settings' },
       { name: 'events', description: 'Dead letters and the WebSocket stream' },
       { name: 'chat', description: 'Chats: list, search, pin, archive, mute, unread, delete, clear, history, number check' },
       { name: 'group', description: 'Groups: create, info, participants, picture, subject, description, settings, invites, join requests' },

@@ -148,7 +148,7 @@ export const DeadLetterParams = Type.Object(
 
 export const InstanceSettingsBody = Type.Object(
   { interactiveMessages: Type.Optional(Type.Boolean({ description: 'Allow raw interactive messages (buttons, list, carousel, pix) on WhatsApp.' })) },
-  { additionalProperties: false },
+  { additionalProperties: false, minProperties: 1 },
 );
 
 export const InstanceSettingsReply = Type.Object({ interactiveMessages: Type.Boolean() });

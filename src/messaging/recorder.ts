@@ -81,7 +81,12 @@ export class MessageRecorder {
       .save({
         instanceId,
         key,
-        ...(typeof data.participant === 'string' ? { participant: data.participant } : {}),
+        // The author in a group: beside the key (sandbox) or inside it (WhatsApp, as message keys carry it).
+        ...(typeof data.participant === 'string'
+          ? { participant: data.participant }
+          : typeof (data.key as { participant?: unknown }).participant === 'string'
+            ? { participant: (data.key as { participant: string }).participant }
+            : {}),
         ...(typeof data.pushName === 'string' ? { pushName: data.pushName } : {}),
         messageType,
         message: content,

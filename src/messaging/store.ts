@@ -2,7 +2,7 @@
  * The message store: every message an instance sent or received (from MESSAGE and SEND_MESSAGE
  * events), so later requests can quote it, forward it or download its media by message id.
  */
-import type { Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { MessageKey } from '../network/port.js';
 import type { Database } from '../storage/schema.js';
 
@@ -36,6 +36,37 @@ export function messageTypeOf(message: Record<string, unknown>): string {
 }
 
 type MessageRow = Database['messages'];
+
+/** `message_type` of a message deleted for everyone (its content and media are gone). */
+export const REVOKED_TYPE = 'revoked';
+/** `message_type` of a decrypted poll vote: kept for GET /message/poll-results, never shown as a message. */
+export const POLL_VOTE_TYPE = 'pollVote';
+
+/** Filters of GET /message/find; every one optional, all combined. */
+export interface MessageFilter {
+  remoteJid?: string;
+  messageId?: string;
+  fromMe?: boolean;
+  /** Case-insensitive text inside the message's text or caption. */
+  text?: string;
+  /** Unix seconds, inclusive. */
+  since?: number;
+  until?: number;
+}
+
+export interface StoredPollVote {
+  voter: string;
+  selectedOptions: string[];
+  messageTimestamp: number;
+}
+
+/** A LIKE pattern (backslash escapes) matching values that contain `text`. */
+function containing(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Where a message's readable text sits: text, extended text, or a media caption. */
+const TEXT_PATHS = [['conversation'], ['extendedTextMessage', 'text'], ['imageMessage', 'caption'], ['videoMessage', 'caption'], ['documentMessage', 'caption']];
 
 interface PendingWrite {
   row: MessageRow;
@@ -130,29 +161,99 @@ export class MessageStore {
       .selectAll()
       .where('instance_id', '=', instanceId)
       .where('message_id', '=', messageId)
+      .where('message_type', '!=', POLL_VOTE_TYPE)
       .executeTakeFirst();
-    if (!row) return undefined;
-    return {
-      instanceId: row.instance_id,
-      key: { remoteJid: row.remote_jid, fromMe: Number(row.from_me) === 1, id: row.message_id },
-      ...(row.participant ? { participant: row.participant } : {}),
-      ...(row.push_name ? { pushName: row.push_name } : {}),
-      messageType: row.message_type,
-      message: JSON.parse(row.content) as Record<string, unknown>,
-      messageTimestamp: Number(row.message_timestamp),
-      ...(row.media_key && row.media_mimetype
-        ? {
-            media: {
-              key: row.media_key,
-              mimetype: row.media_mimetype,
-              size: Number(row.media_size ?? 0),
-              ...(row.media_file_name ? { fileName: row.media_file_name } : {}),
-              sha256: row.media_sha256 ?? '',
-            },
-          }
-        : {}),
-      createdAt: Number(row.created_at),
-    };
+    return row ? fromRow(row) : undefined;
+  }
+
+  /** Messages of an instance matching `filter`, newest first (poll votes not included). */
+  async search(instanceId: string, filter: MessageFilter, page: { offset: number; limit: number }): Promise<{ items: StoredMessage[]; total: number }> {
+    await this.settled();
+    let query = this.db.selectFrom('messages').where('instance_id', '=', instanceId).where('message_type', '!=', POLL_VOTE_TYPE);
+    if (filter.remoteJid !== undefined) query = query.where('remote_jid', '=', filter.remoteJid);
+    if (filter.messageId !== undefined) query = query.where('message_id', '=', filter.messageId);
+    if (filter.fromMe !== undefined) query = query.where('from_me', '=', filter.fromMe ? 1 : 0);
+    if (filter.since !== undefined) query = query.where('message_timestamp', '>=', filter.since);
+    if (filter.until !== undefined) query = query.where('message_timestamp', '<=', filter.until);
+    if (filter.text !== undefined) {
+      query = query.where(sql<boolean>`lower(${this.textExpression()}) like lower(${containing(filter.text)}) escape '\\'`);
+    }
+    const counted = await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirst();
+    const rows = await query
+      .selectAll()
+      .orderBy('message_timestamp', 'desc')
+      .orderBy('created_at', 'desc')
+      .orderBy('message_id', 'desc')
+      .offset(page.offset)
+      .limit(page.limit)
+      .execute();
+    return { items: rows.map(fromRow), total: Number(counted?.n ?? 0) };
+  }
+
+  /** The text or caption of the stored content, in the database's JSON dialect. */
+  private textExpression() {
+    const postgres = this.db.getExecutor().adapter instanceof PostgresAdapter;
+    const parts = TEXT_PATHS.map((path) =>
+      postgres ? sql.raw(`(content::jsonb #>> '{${path.join(',')}}')`) : sql.raw(`json_extract(content, '$.${path.join('.')}')`),
+    );
+    return sql`coalesce(${sql.join(parts)})`;
+  }
+
+  /**
+   * Replaces the content of a stored message (an edit, or a deletion for everyone with
+   * REVOKED_TYPE and `{}`); a revoked message also loses its media. Returns the media key it
+   * dropped, for the caller to delete from the media store.
+   */
+  async replaceContent(instanceId: string, messageId: string, messageType: string, content: Record<string, unknown>): Promise<string | undefined> {
+    const current = await this.find(instanceId, messageId);
+    if (!current) return undefined;
+    const revoked = messageType === REVOKED_TYPE;
+    await this.db
+      .updateTable('messages')
+      .set({
+        message_type: messageType,
+        content: JSON.stringify(content),
+        ...(revoked ? { media_key: null, media_mimetype: null, media_size: null, media_file_name: null, media_sha256: null } : {}),
+      })
+      .where('instance_id', '=', instanceId)
+      .where('message_id', '=', messageId)
+      .execute();
+    return revoked ? current.media?.key : undefined;
+  }
+
+  /** Keeps a decrypted poll vote (the vote message's id, the voter and the option names). */
+  savePollVote(instanceId: string, vote: { key: MessageKey; pollMessageId: string; voter: string; selectedOptions: string[]; messageTimestamp: number; createdAt: number }): Promise<void> {
+    return this.save({
+      instanceId,
+      key: vote.key,
+      participant: vote.voter,
+      messageType: POLL_VOTE_TYPE,
+      message: { pollMessageId: vote.pollMessageId, selectedOptions: vote.selectedOptions },
+      messageTimestamp: vote.messageTimestamp,
+      createdAt: vote.createdAt,
+    });
+  }
+
+  /** The latest vote of each voter in a poll, oldest first. */
+  async pollVotes(instanceId: string, pollMessageId: string): Promise<StoredPollVote[]> {
+    await this.settled();
+    const rows = await this.db
+      .selectFrom('messages')
+      .select(['participant', 'content', 'message_timestamp'])
+      .where('instance_id', '=', instanceId)
+      .where('message_type', '=', POLL_VOTE_TYPE)
+      .where(sql<boolean>`content like ${containing(JSON.stringify(pollMessageId))} escape '\\'`)
+      .orderBy('message_timestamp', 'asc')
+      .orderBy('created_at', 'asc')
+      .execute();
+    const latest = new Map<string, StoredPollVote>();
+    for (const row of rows) {
+      const vote = JSON.parse(row.content) as { pollMessageId?: string; selectedOptions?: string[] };
+      if (vote.pollMessageId !== pollMessageId || !row.participant) continue;
+      latest.delete(row.participant);
+      latest.set(row.participant, { voter: row.participant, selectedOptions: vote.selectedOptions ?? [], messageTimestamp: Number(row.message_timestamp) });
+    }
+    return [...latest.values()];
   }
 
   /**
@@ -201,5 +302,29 @@ function pickMedia(row: MessageRow): Partial<MessageRow> {
     media_size: row.media_size,
     media_file_name: row.media_file_name,
     media_sha256: row.media_sha256,
+  };
+}
+
+function fromRow(row: MessageRow): StoredMessage {
+  return {
+    instanceId: row.instance_id,
+    key: { remoteJid: row.remote_jid, fromMe: Number(row.from_me) === 1, id: row.message_id },
+    ...(row.participant ? { participant: row.participant } : {}),
+    ...(row.push_name ? { pushName: row.push_name } : {}),
+    messageType: row.message_type,
+    message: JSON.parse(row.content) as Record<string, unknown>,
+    messageTimestamp: Number(row.message_timestamp),
+    ...(row.media_key && row.media_mimetype
+      ? {
+          media: {
+            key: row.media_key,
+            mimetype: row.media_mimetype,
+            size: Number(row.media_size ?? 0),
+            ...(row.media_file_name ? { fileName: row.media_file_name } : {}),
+            sha256: row.media_sha256 ?? '',
+          },
+        }
+      : {}),
+    createdAt: Number(row.created_at),
   };
 }

@@ -4,7 +4,7 @@ import type { Instance } from '../instances/service.js';
 import type { Session } from './port.js';
 import type { SessionRegistry } from './sessions.js';
 
-export type CapabilityName = 'chats' | 'groups' | 'users' | 'labels' | 'newsletters' | 'communities' | 'calls';
+export type CapabilityName = 'chats' | 'groups' | 'users' | 'labels' | 'newsletters' | 'communities' | 'calls' | 'messages';
 
 const OPERATIONS: Record<CapabilityName, string> = {
   chats: 'chat management',
@@ -14,6 +14,7 @@ const OPERATIONS: Record<CapabilityName, string> = {
   newsletters: 'newsletters',
   communities: 'communities',
   calls: 'call handling',
+  messages: 'reactions, deletions, edits, read receipts and chat presence',
 };
 
 /** 409 when the instance is not connected, 501 when its driver has no such capability. */

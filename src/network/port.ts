@@ -262,6 +262,7 @@ export interface Session {
   newsletters?: NewsletterOperations;
   communities?: CommunityOperations;
   calls?: CallOperations;
+  messages?: MessageOperations;
 }
 
 export interface NetworkDriver {
@@ -692,4 +693,72 @@ export interface CallOperations {
   reject(callId: string, options?: { from?: string; automatic?: boolean }): Promise<CallRecord>;
   /** Newest first. */
   history(page: PageRequest): Promise<PageOf<CallRecord>>;
+}
+
+// --- messages (acting on messages already sent or received) ---
+
+/** WhatsApp lets the author edit a message for this long after sending it. */
+export const EDIT_WINDOW_SECONDS = 15 * 60;
+
+export type ChatPresenceState = 'composing' | 'recording' | 'paused';
+
+/** What a message payload does to an earlier message of its chat: delete it for everyone, or edit it. */
+export type MessageChange = { kind: 'revoke'; targetId: string } | { kind: 'edit'; targetId: string; edited: Record<string, unknown> };
+
+// WhatsApp's ProtocolMessage.Type numbers, for payloads that carry enums as numbers.
+const PROTOCOL_REVOKE = 0;
+const PROTOCOL_MESSAGE_EDIT = 14;
+
+function objectOf(value: unknown): Record<string, unknown> | undefined {
+  return value && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
+}
+
+/**
+ * The change a payload makes: `protocolMessage` REVOKE, or MESSAGE_EDIT bare (the sender's copy) or
+ * inside `editedMessage.message` (as recipients get it). Undefined for every other payload.
+ */
+export function messageChangeOf(message: Record<string, unknown>): MessageChange | undefined {
+  const wrapped = objectOf(objectOf(message.editedMessage)?.message);
+  const protocol = objectOf((wrapped ?? message).protocolMessage);
+  const targetId = objectOf(protocol?.key)?.id;
+  if (!protocol || typeof targetId !== 'string') return undefined;
+  if (protocol.type === 'REVOKE' || protocol.type === PROTOCOL_REVOKE) return { kind: 'revoke', targetId };
+  const edited = objectOf(protocol.editedMessage);
+  if ((protocol.type === 'MESSAGE_EDIT' || protocol.type === PROTOCOL_MESSAGE_EDIT) && edited) return { kind: 'edit', targetId, edited };
+  return undefined;
+}
+
+/** A text message with the text of an edit, in the original's shape; undefined when the edit has no text. */
+export function withEditedText(original: Record<string, unknown>, edited: Record<string, unknown>): Record<string, unknown> | undefined {
+  const text = typeof edited.conversation === 'string' ? edited.conversation : objectOf(edited.extendedTextMessage)?.text;
+  if (typeof text !== 'string') return undefined;
+  const extended = objectOf(original.extendedTextMessage);
+  return extended ? { ...original, extendedTextMessage: { ...extended, text } } : { ...original, conversation: text };
+}
+
+/** A message of this instance's message store that an operation acts on, as the instance sees it. */
+export interface MessageTarget {
+  key: MessageKey;
+  /** The author, for messages of others in groups. */
+  participant?: string;
+  message: Record<string, unknown>;
+  messageTimestamp: number;
+}
+
+/**
+ * Reactions, deletions, edits, read receipts and chat presence. Each sends what a phone would
+ * (the sender gets SEND_MESSAGE for reactions, deletions and edits; the chat's other side gets the
+ * MESSAGE, READ_RECEIPT or CHAT_PRESENCE). The gateway found the target in its message store.
+ */
+export interface MessageOperations {
+  /** `emoji` is one emoji; an empty string removes this account's reaction. */
+  react(target: MessageTarget, emoji: string): Promise<SentMessage>;
+  /** Deletes for everyone: own messages; others' only where the network allows it (group admins). */
+  delete(target: MessageTarget): Promise<SentMessage>;
+  /** Replaces the text of an own text message (the gateway checked kind, author and time). */
+  edit(target: MessageTarget, text: string): Promise<SentMessage>;
+  /** Read receipts for received messages of one chat (as the account's privacy allows). */
+  markRead(chatJid: string, targets: MessageTarget[]): Promise<void>;
+  /** "typing…", "recording…" or back to paused, in a chat. */
+  sendPresence(chatJid: string, state: ChatPresenceState): Promise<void>;
 }

@@ -185,6 +185,73 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
       },
     },
+    '0007_whatsapp_chats': {
+      // What WhatsApp does not serve on demand, kept from the WhatsApp driver's events: chats (with
+      // their pin/archive/mute/unread state), contacts, business labels and their chats/messages,
+      // and the call log. Messages themselves live in `messages` (0003).
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('whatsapp_chats')
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('jid', 'text', (c) => c.notNull())
+          .addColumn('name', 'text')
+          .addColumn('unread_count', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('marked_unread', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('pinned_at', sql.raw(big))
+          .addColumn('archived', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('muted_until', sql.raw(big))
+          .addColumn('conversation_timestamp', sql.raw(big))
+          .addColumn('cleared_before', sql.raw(big))
+          .addColumn('deleted', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .addPrimaryKeyConstraint('whatsapp_chats_pk', ['instance_id', 'jid'])
+          .execute();
+        await db.schema
+          .createTable('whatsapp_contacts')
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('jid', 'text', (c) => c.notNull())
+          .addColumn('name', 'text')
+          .addColumn('notify', 'text')
+          .addColumn('verified_name', 'text')
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .addPrimaryKeyConstraint('whatsapp_contacts_pk', ['instance_id', 'jid'])
+          .execute();
+        await db.schema
+          .createTable('whatsapp_labels')
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('label_id', 'text', (c) => c.notNull())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('color', 'integer', (c) => c.notNull())
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .addPrimaryKeyConstraint('whatsapp_labels_pk', ['instance_id', 'label_id'])
+          .execute();
+        await db.schema
+          .createTable('whatsapp_label_links')
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('label_id', 'text', (c) => c.notNull())
+          .addColumn('chat_jid', 'text', (c) => c.notNull())
+          // '' for the chat itself, else the id of the labelled message.
+          .addColumn('message_id', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('whatsapp_label_links_pk', ['instance_id', 'chat_jid', 'message_id', 'label_id'])
+          .execute();
+        await db.schema
+          .createTable('whatsapp_calls')
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('call_id', 'text', (c) => c.notNull())
+          .addColumn('from_jid', 'text', (c) => c.notNull())
+          .addColumn('is_video', 'integer', (c) => c.notNull())
+          .addColumn('is_group', 'integer', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('rejected_by', 'text')
+          .addColumn('offered_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('ended_at', sql.raw(big))
+          .addPrimaryKeyConstraint('whatsapp_calls_pk', ['instance_id', 'call_id'])
+          .execute();
+        await db.schema.createIndex('whatsapp_calls_offered').on('whatsapp_calls').columns(['instance_id', 'offered_at']).execute();
+        // History pages read one chat's messages by time.
+        await db.schema.createIndex('messages_instance_chat_time').on('messages').columns(['instance_id', 'remote_jid', 'message_timestamp']).execute();
+      },
+    },
   };
 }
 

@@ -102,6 +102,66 @@ export interface WhatsAppLidMappingsTable {
   updated_at: number;
 }
 
+/** A chat of a WhatsApp instance, kept from Baileys' chat and message events (times in Unix seconds). */
+export interface WhatsAppChatsTable {
+  instance_id: string;
+  /** The chat's address as events show it (the phone JID when known, else the LID; groups, newsletters). */
+  jid: string;
+  name: string | null;
+  unread_count: number;
+  marked_unread: number;
+  pinned_at: number | null;
+  archived: number;
+  /** -1 muted for ever; null not muted. */
+  muted_until: number | null;
+  conversation_timestamp: number | null;
+  /** Messages at or before this time were cleared (clear or delete); history hides them. */
+  cleared_before: number | null;
+  /** 1 after a delete, until a new message brings the chat back. */
+  deleted: number;
+  updated_at: number;
+}
+
+export interface WhatsAppContactsTable {
+  instance_id: string;
+  jid: string;
+  /** The name this account saved. */
+  name: string | null;
+  /** The name the person set (push name). */
+  notify: string | null;
+  verified_name: string | null;
+  updated_at: number;
+}
+
+export interface WhatsAppLabelsTable {
+  instance_id: string;
+  label_id: string;
+  name: string;
+  color: number;
+  updated_at: number;
+}
+
+export interface WhatsAppLabelLinksTable {
+  instance_id: string;
+  label_id: string;
+  chat_jid: string;
+  /** '' for the chat itself. */
+  message_id: string;
+}
+
+export interface WhatsAppCallsTable {
+  instance_id: string;
+  call_id: string;
+  from_jid: string;
+  is_video: number;
+  is_group: number;
+  /** ringing | rejected | missed | ended */
+  status: string;
+  rejected_by: string | null;
+  offered_at: number;
+  ended_at: number | null;
+}
+
 /** A message this instance sent or received, as the message store keeps it. */
 export interface MessagesTable {
   instance_id: string;
@@ -166,6 +226,11 @@ export interface Database {
   whatsapp_auth_creds: WhatsAppAuthCredsTable;
   whatsapp_auth_keys: WhatsAppAuthKeysTable;
   whatsapp_lid_mappings: WhatsAppLidMappingsTable;
+  whatsapp_chats: WhatsAppChatsTable;
+  whatsapp_contacts: WhatsAppContactsTable;
+  whatsapp_labels: WhatsAppLabelsTable;
+  whatsapp_label_links: WhatsAppLabelLinksTable;
+  whatsapp_calls: WhatsAppCallsTable;
 }
 
 export type InstanceRow = Selectable<InstancesTable>;

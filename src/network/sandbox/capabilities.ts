@@ -1,10 +1,11 @@
-/** Gives a sandbox session its chats, groups, users, labels, newsletters, communities and calls. */
+/** Gives a sandbox session its chats, groups, users, labels, newsletters, communities, calls and message operations. */
 import { errors } from '../../errors.js';
 import { SandboxCalls } from './calls.js';
 import { SandboxChats } from './chats.js';
 import { SandboxCommunities } from './communities.js';
 import { SandboxGroups } from './groups.js';
 import { SandboxLabels } from './labels.js';
+import { SandboxMessages } from './messages.js';
 import { SandboxNewsletters } from './newsletters.js';
 import type { SandboxSession } from './session.js';
 import { SandboxUsers } from './users.js';
@@ -26,5 +27,6 @@ export function equipSession(session: SandboxSession, world: SandboxWorld): Sand
   session.newsletters = new SandboxNewsletters(world, me);
   session.communities = new SandboxCommunities(world, me);
   session.calls = new SandboxCalls(world, me);
+  session.messages = new SandboxMessages(world, me);
   return session;
 }

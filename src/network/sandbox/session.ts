@@ -19,7 +19,7 @@ import {
 } from '../port.js';
 import { newMessageId, type SandboxNetwork } from './network.js';
 import { buildOutgoing } from './outgoing.js';
-import type { CallOperations, ChatOperations, CommunityOperations, GroupOperations, LabelOperations, NewsletterOperations, UserOperations } from '../port.js';
+import type { CallOperations, ChatOperations, CommunityOperations, GroupOperations, LabelOperations, MessageOperations, NewsletterOperations, UserOperations } from '../port.js';
 
 export interface SandboxTiming {
   qrIntervalMs: number;
@@ -61,6 +61,7 @@ export class SandboxSession implements Session {
   calls?: CallOperations;
   /** Who a message to a group reaches (with the network's refusals); attached with the capabilities. */
   groupRecipients?: (groupId: string) => string[];
+  messages?: MessageOperations;
 
   constructor(
     private readonly host: SessionHost,

@@ -17,7 +17,9 @@ import {
   isGroupJid,
   isNewsletterJid,
   jidToNumber,
+  messageChangeOf,
   toJid,
+  withEditedText,
   type BusinessProfile,
   type CallRecord,
   type CanonicalEvent,
@@ -27,6 +29,7 @@ import {
   type GroupSettings,
   type ImageInput,
   type Label,
+  type MessageChange,
   type PrivacyAudience,
   type PrivacySettings,
   type SessionHost,
@@ -280,7 +283,11 @@ export class SandboxWorld {
         if (entry.number === null) return;
         const key = data.key as ChatMessage['key'] | undefined;
         const content = data.message as Record<string, unknown> | undefined;
-        if (!key || !content || UPDATE_KINDS.some((kind) => kind in content)) return;
+        if (!key || !content) return;
+        // A deletion or an edit changes the message in this account's chat, as the phone shows it.
+        const change = messageChangeOf(content);
+        if (change) return this.changeMessage(entry.number, key.remoteJid, change);
+        if (UPDATE_KINDS.some((kind) => kind in content)) return;
         // Status posts are stories, not a chat.
         if (key.remoteJid === STATUS_BROADCAST) return;
         const participant = typeof data.participant === 'string' ? data.participant : undefined;
@@ -475,6 +482,15 @@ export class SandboxWorld {
       chat.unreadCount = 0;
       chat.markedUnread = false;
     }
+  }
+
+  private changeMessage(owner: string, chatJid: string, change: MessageChange): void {
+    const chat = this.chats.get(owner)?.get(chatJid);
+    const index = chat?.messages.findIndex((m) => m.key.id === change.targetId) ?? -1;
+    const message = chat?.messages[index];
+    if (!chat || !message) return;
+    const content = change.kind === 'revoke' ? {} : (withEditedText(message.message, change.edited) ?? message.message);
+    chat.messages[index] = { ...message, message: content };
   }
 
   /** Drops the least recently active tenth of the chats that carry no settings (never `keep`). */

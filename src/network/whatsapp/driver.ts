@@ -15,6 +15,8 @@ import { WhatsAppAuthStore } from './auth-store.js';
 import { systemTimers, type Timers } from './caches.js';
 import { LayeredMessageStore, MemoryMessageStore, type DriverMessageStore, type MessageLookup } from './message-store.js';
 import { WhatsAppSession, type InstanceNetworkConfig, type WhatsAppSettings } from './session.js';
+import { WhatsAppStateStore, type ChatMessageSource } from './state-store.js';
+import { MessageStore } from '../../messaging/store.js';
 
 /** A pino-compatible logger (Fastify's); Baileys gets a child of it. */
 export interface DriverLogger {
@@ -40,6 +42,8 @@ export interface WhatsAppDriverOptions {
   random?: () => number;
   /** The gateway's message store (src/messaging/store.ts), for messages older than the in-memory window. */
   sharedMessages?: MessageLookup;
+  /** The gateway's message store for chat history (a store over `db` when not given). */
+  chatMessages?: ChatMessageSource;
 }
 
 /** The driver's settings from the gateway config. */
@@ -61,11 +65,15 @@ export class WhatsAppDriver implements NetworkDriver {
   readonly network = 'whatsapp' as const;
   readonly store: WhatsAppAuthStore;
   private readonly messages: DriverMessageStore;
+  readonly state: WhatsAppStateStore;
+  private readonly chatMessages: ChatMessageSource;
   private readonly sessions = new Set<WhatsAppSession>();
 
   constructor(private readonly options: WhatsAppDriverOptions) {
     this.store = new WhatsAppAuthStore(options.db, options.clock ?? systemClock);
     this.messages = new LayeredMessageStore(new MemoryMessageStore(options.settings.messageCacheSize), options.sharedMessages);
+    this.state = new WhatsAppStateStore(options.db, options.clock ?? systemClock);
+    this.chatMessages = options.chatMessages ?? new MessageStore(options.db);
   }
 
   open(host: SessionHost): WhatsAppSession {
@@ -81,6 +89,8 @@ export class WhatsAppDriver implements NetworkDriver {
       clock: options.clock ?? systemClock,
       timers: options.timers ?? systemTimers,
       random: options.random ?? Math.random,
+      state: this.state,
+      chatMessages: this.chatMessages,
     });
     this.sessions.add(session);
     return session;

@@ -39,6 +39,7 @@ import {
 import { BoundedMap, isLidJid, LidDirectory, normalise } from './addresses.js';
 import { authStateFor, type InstanceAuthState, type WhatsAppAuthStore } from './auth-store.js';
 import { SerialLock, TtlCache, type Timers } from './caches.js';
+import { WhatsAppMessageOps } from './message-ops.js';
 import { toStored, type DriverMessageStore } from './message-store.js';
 import { decideOnClose, type BackoffSettings } from './policy.js';
 import { decryptVote, pollOptions, tally } from './polls.js';
@@ -64,6 +65,16 @@ import {
   type InboundContext,
 } from './translate-in.js';
 import { planOutgoing, type OutboundContext } from './translate-out.js';
+import { WhatsAppCommunities } from './communities.js';
+import { WhatsAppGroups } from './groups.js';
+import { WhatsAppNewsletters } from './newsletters.js';
+import type { OperationsContext } from './operations.js';
+import { WhatsAppCalls } from './calls.js';
+import type { WhatsAppLink } from './capabilities.js';
+import { WhatsAppChats } from './chats.js';
+import { WhatsAppLabels } from './labels.js';
+import { recordState, type ChatMessageSource, type WhatsAppStateStore } from './state-store.js';
+import { WhatsAppUsers } from './users.js';
 
 type ILogger = NonNullable<UserFacingSocketConfig['logger']>;
 
@@ -101,6 +112,10 @@ export interface SessionDeps {
   clock: Clock;
   timers: Timers;
   random: () => number;
+  /** Chats, contacts, labels and calls kept from events (state-store.ts). */
+  state: WhatsAppStateStore;
+  /** The gateway's message store: chat history, and history-sync messages added to it. */
+  chatMessages: ChatMessageSource;
 }
 
 type BoomLike = Error & { output?: { statusCode?: number }; data?: unknown };
@@ -152,7 +167,28 @@ export class WhatsAppSession implements Session {
   private readonly sentIds = new BoundedMap<string, true>(2000);
   /** Latest vote of each voter per poll (option hashes), for the running tally. */
   private readonly pollVotes = new BoundedMap<string, Map<string, string[]>>(500);
+  /** Reactions, deletions, edits, read receipts and chat presence (message-ops.ts). */
+  readonly messages = new WhatsAppMessageOps({
+    socket: () => (this.socketOpen ? this.socket : undefined),
+    status: () => this.status,
+    ownJids: () => [this.auth?.state.creds.me?.id, this.auth?.state.creds.me?.lid].filter((jid): jid is string => Boolean(jid)),
+    addresses: () => this.directory,
+    original: (id) => this.deps.messages.findById(this.host.instanceId, id),
+    sent: async (message) => {
+      if (message.key.id) this.sentIds.set(message.key.id, true);
+      await this.remember(message);
+    },
+    emit: (event) => this.emit(event),
+    now: () => this.deps.clock.now(),
+  });
   private readonly inbound: InboundContext;
+  private readonly groupOps: WhatsAppGroups;
+  private readonly communityOps: WhatsAppCommunities;
+  private readonly newsletterOps: WhatsAppNewsletters;
+  private readonly chatOps: WhatsAppChats;
+  private readonly userOps: WhatsAppUsers;
+  private readonly labelOps: WhatsAppLabels;
+  private readonly callOps: WhatsAppCalls;
 
   constructor(
     private readonly host: SessionHost,
@@ -168,6 +204,34 @@ export class WhatsAppSession implements Session {
     this.groupCache = new TtlCache(1_000, 5 * 60_000, clock);
     this.directory = new LidDirectory(deps.store, host.instanceId);
     this.inbound = { addresses: this.directory, now: () => clock.now() };
+    const operations: OperationsContext = {
+      socket: () => this.openSocketOrFail(),
+      addresses: this.directory,
+      groupCache: this.groupCache,
+      ownJids: () => [this.auth?.state.creds.me?.id, this.auth?.state.creds.me?.lid].filter((jid): jid is string => Boolean(jid)).map(normalise),
+      send: (message) => this.send(message),
+    };
+    this.groupOps = new WhatsAppGroups(operations);
+    this.communityOps = new WhatsAppCommunities(operations, this.groupOps);
+    this.newsletterOps = new WhatsAppNewsletters(operations);
+    const link: WhatsAppLink = {
+      ...operations,
+      instanceId: host.instanceId,
+      creds: () => {
+        const creds = this.auth?.state.creds;
+        if (!creds) throw errors.notConnected(this.status);
+        return creds;
+      },
+      saveCreds: () => this.auth?.saveCreds() ?? Promise.resolve(),
+      state: deps.state,
+      messages: deps.chatMessages,
+      emit: (event) => this.emit(event),
+      now: () => Math.floor(clock.now() / 1000),
+    };
+    this.chatOps = new WhatsAppChats(link);
+    this.userOps = new WhatsAppUsers(link);
+    this.labelOps = new WhatsAppLabels(link);
+    this.callOps = new WhatsAppCalls(link);
   }
 
   get instanceId(): string {
@@ -177,6 +241,41 @@ export class WhatsAppSession implements Session {
   /** For tests and diagnostics: the status as the session sees it. */
   currentStatus(): InstanceStatus {
     return this.status;
+  }
+
+  // Capabilities exist while there is a socket (the registry answers 409 before that); each call
+  // still needs the socket open and answers 409 instance_not_connected otherwise.
+  get groups(): WhatsAppGroups | undefined {
+    return this.socket ? this.groupOps : undefined;
+  }
+
+  get communities(): WhatsAppCommunities | undefined {
+    return this.socket ? this.communityOps : undefined;
+  }
+
+  get newsletters(): WhatsAppNewsletters | undefined {
+    return this.socket ? this.newsletterOps : undefined;
+  }
+
+  get chats(): WhatsAppChats | undefined {
+    return this.socket ? this.chatOps : undefined;
+  }
+
+  get users(): WhatsAppUsers | undefined {
+    return this.socket ? this.userOps : undefined;
+  }
+
+  get labels(): WhatsAppLabels | undefined {
+    return this.socket ? this.labelOps : undefined;
+  }
+
+  get calls(): WhatsAppCalls | undefined {
+    return this.socket ? this.callOps : undefined;
+  }
+
+  private openSocketOrFail(): WASocket {
+    if (!this.socket || !this.socketOpen) throw errors.notConnected(this.status);
+    return this.socket;
   }
 
   async connect(): Promise<void> {
@@ -363,6 +462,7 @@ export class WhatsAppSession implements Session {
     this.groupCache.flushAll();
     if (auth) await auth.state.keys.clear?.();
     await this.deps.store.wipe(this.host.instanceId);
+    await this.deps.state.forgetAccount(this.host.instanceId);
     this.number = null;
     this.qr = undefined;
     this.qrAttempts = 0;
@@ -430,6 +530,9 @@ export class WhatsAppSession implements Session {
     if (connection) await this.onConnectionUpdate(generation, connection);
     await this.learnAddresses(events);
     await this.directory.prefetch(addressesIn(events));
+    await recordState(this.deps.state, this.deps.chatMessages, this.host.instanceId, events, this.directory, this.deps.clock.now()).catch((error: unknown) =>
+      this.deps.logger.error({ err: error }, 'could not keep whatsapp chat state'),
+    );
     const out: CanonicalEvent[] = [];
     const history = events['messaging-history.set'];
     if (history) {

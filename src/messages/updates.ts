@@ -1,0 +1,101 @@
+/**
+ * Keeps the message store in step with messages that change other messages, whoever sent them
+ * (this instance through /message, its phone, or the other side of the chat), on every network:
+ *   - `protocolMessage` REVOKE: the target becomes `revoked` (content and media dropped);
+ *   - an edit (`protocolMessage` MESSAGE_EDIT, bare or inside `editedMessage`): the target's text changes;
+ *   - a decrypted poll vote (`pollVote` on a MESSAGE): kept for GET /message/poll-results.
+ * Runs inside each instance's event order (SessionRegistry.beforeQueue), after the recorder stored the
+ * originals. Only the target's author may edit it, and only the author or someone in the same group
+ * (an admin, as the network checked) may delete it; other claims are ignored.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { MediaStore } from '../media/store.js';
+import { REVOKED_TYPE, type MessageStore } from '../messaging/store.js';
+import { isGroupJid, messageChangeOf, withEditedText, type CanonicalEvent, type MessageKey } from '../network/port.js';
+
+type Json = Record<string, unknown>;
+
+function asObject(value: unknown): Json | undefined {
+  return value && typeof value === 'object' ? (value as Json) : undefined;
+}
+
+export class MessageUpdates {
+  constructor(
+    private readonly store: MessageStore,
+    private readonly media: MediaStore,
+    private readonly clock: Clock,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  async record(instanceId: string, event: CanonicalEvent): Promise<void> {
+    if (event.type !== 'MESSAGE' && event.type !== 'SEND_MESSAGE') return;
+    const key = asObject(event.data.key) as (MessageKey & { participant?: string; remoteJidLid?: string }) | undefined;
+    const message = asObject(event.data.message);
+    if (!key || typeof key.id !== 'string' || !message) return;
+    try {
+      const vote = asObject(event.data.pollVote);
+      if (vote) return await this.recordVote(instanceId, key, event.data, vote);
+      const change = messageChangeOf(message);
+      if (!change) return;
+      const author = typeof event.data.participant === 'string' ? event.data.participant : key.participant;
+      if (change.kind === 'revoke') await this.revoke(instanceId, key, author, change.targetId);
+      else await this.edit(instanceId, key, author, change.targetId, change.edited);
+    } catch (error) {
+      this.log.error({ err: error, instanceId, messageId: key.id }, 'could not apply a message update to the message store');
+    }
+  }
+
+  private async revoke(
+    instanceId: string,
+    key: MessageKey & { remoteJidLid?: string },
+    author: string | undefined,
+    targetId: string,
+  ): Promise<void> {
+    const target = await this.store.find(instanceId, targetId);
+    if (!target || !sameChat(target.key.remoteJid, key)) return;
+    const byAuthor =
+      target.key.fromMe === key.fromMe &&
+      (key.fromMe || !isGroupJid(key.remoteJid) || !target.participant || target.participant === author);
+    // In groups an admin may delete others' messages; the network only delivers what it allowed.
+    if (!byAuthor && !isGroupJid(key.remoteJid)) return;
+    const mediaKey = await this.store.replaceContent(instanceId, targetId, REVOKED_TYPE, {});
+    if (mediaKey) await this.media.delete([mediaKey]);
+  }
+
+  private async edit(
+    instanceId: string,
+    key: MessageKey & { remoteJidLid?: string },
+    author: string | undefined,
+    targetId: string,
+    edited: Json,
+  ): Promise<void> {
+    const target = await this.store.find(instanceId, targetId);
+    if (!target || !sameChat(target.key.remoteJid, key) || target.key.fromMe !== key.fromMe) return;
+    if (!key.fromMe && isGroupJid(key.remoteJid) && target.participant && target.participant !== author) return;
+    const content = withEditedText(target.message, edited);
+    if (content) await this.store.replaceContent(instanceId, targetId, target.messageType, content);
+  }
+
+  private async recordVote(instanceId: string, key: MessageKey & { participant?: string }, data: Json, vote: Json): Promise<void> {
+    if (vote.decrypted === false || !Array.isArray(vote.selectedOptions)) return;
+    const pollMessageId = typeof vote.pollMessageId === 'string' ? vote.pollMessageId : asObject(vote.pollKey)?.id;
+    if (typeof pollMessageId !== 'string') return;
+    // WhatsApp names the voter (`me` for this account's own phone); the sandbox's voter is the sender.
+    const named = typeof vote.voter === 'string' && vote.voter !== 'me' ? vote.voter : undefined;
+    const voter = named ?? (typeof data.participant === 'string' ? data.participant : (key.participant ?? key.remoteJid));
+    await this.store.savePollVote(instanceId, {
+      key,
+      pollMessageId,
+      voter,
+      selectedOptions: vote.selectedOptions.filter((option): option is string => typeof option === 'string'),
+      messageTimestamp: typeof data.messageTimestamp === 'number' ? data.messageTimestamp : Math.floor(this.clock.now() / 1000),
+      createdAt: this.clock.now(),
+    });
+  }
+}
+
+/** The update was sent in the target's chat (by phone address, or by the hidden id WhatsApp may use). */
+function sameChat(targetChat: string, key: { remoteJid: string; remoteJidLid?: string }): boolean {
+  return targetChat === key.remoteJid || targetChat === key.remoteJidLid;
+}
