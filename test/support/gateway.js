@@ -1,0 +1,123 @@
+/** Starts a real gateway in-process on a free port, against SQLite or PostgreSQL, for end-to-end tests. */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { createGateway } from '../../src/gateway.js';
+import { dropSchema } from '../../src/storage/db.js';
+export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const DIALECTS = ['sqlite', 'postgres'];
+export function newSchemaName() {
+    return `wg_t_${process.pid}_${randomBytes(4).toString('hex')}`;
+}
+export async function startGateway(options = {}) {
+    const dialect = options.dialect ?? 'sqlite';
+    const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-test-'));
+    const schema = dialect === 'postgres' ? (options.schema ?? newSchemaName()) : undefined;
+    const config = loadConfig({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        GLOBAL_API_KEY: 'test-admin-key-0123456789',
+        LOG_LEVEL: 'silent',
+        ...(dialect === 'postgres' ? { DATABASE_URL: PG_URL } : {}),
+        ...options.env,
+    });
+    const gateway = await createGateway(config, {
+        logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+        ...(options.clock ? { clock: options.clock } : {}),
+        ...(options.sleep ? { sleep: options.sleep } : {}),
+        ...(schema ? { storage: { schema, poolSize: 5 } } : {}),
+    });
+    const url = await gateway.listen();
+    const api = async (method, route, opts = {}) => {
+        const headers = { ...opts.headers };
+        if (opts.key !== undefined)
+            headers.apikey = opts.key;
+        let body;
+        if (opts.body !== undefined) {
+            body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+            headers['content-type'] ??= 'application/json';
+        }
+        const response = await fetch(`${url}${route}`, { method, headers, ...(body !== undefined ? { body } : {}) });
+        const text = await response.text();
+        let parsed = text;
+        try {
+            parsed = text === '' ? undefined : JSON.parse(text);
+        }
+        catch {
+            /* not JSON: keep the text */
+        }
+        return { status: response.status, body: parsed, headers: response.headers };
+    };
+    return Object.assign(gateway, {
+        url,
+        config,
+        dataDir,
+        api,
+        async stop() {
+            await gateway.close();
+            if (schema && !options.keepSchema)
+                await dropSchema(PG_URL, schema);
+            if (!options.dataDir)
+                fs.rmSync(dataDir, { recursive: true, force: true });
+        },
+    });
+}
+let counter = 0;
+export function uniqueName(prefix = 'inst') {
+    counter += 1;
+    return `${prefix}-${process.pid}-${counter}-${randomBytes(2).toString('hex')}`;
+}
+export async function createInstance(gw, body = {}) {
+    const res = await gw.api('POST', '/api/v1/instance/create', {
+        key: gw.adminKey,
+        body: { instanceName: uniqueName(), network: 'sandbox', ...body },
+    });
+    if (res.status !== 201)
+        throw new Error(`create failed: ${res.status} ${JSON.stringify(res.body)}`);
+    return { id: res.body.instanceId, name: res.body.instanceName, token: res.body.token, webhookSecret: res.body.webhookSecret };
+}
+/** Creates a sandbox instance and links it to `number` through connect + the sandbox scan route. */
+export async function connectedInstance(gw, number, body = {}) {
+    const instance = await createInstance(gw, body);
+    const connect = await gw.api('POST', '/api/v1/instance/connect', { key: instance.token });
+    if (connect.status !== 200)
+        throw new Error(`connect failed: ${connect.status} ${JSON.stringify(connect.body)}`);
+    const scan = await gw.api('POST', '/api/v1/sandbox/scan', { key: gw.adminKey, body: { instanceId: instance.id, number } });
+    if (scan.status !== 200)
+        throw new Error(`scan failed: ${scan.status} ${JSON.stringify(scan.body)}`);
+    return { ...instance, number };
+}
+let numberSeq = 0;
+/** A phone number unique within this test process. */
+export function uniqueNumber() {
+    numberSeq += 1;
+    return `55${String(process.pid % 100000).padStart(5, '0')}${String(numberSeq).padStart(4, '0')}`;
+}
+/** Polls until `check` returns a value other than undefined, or fails after `timeoutMs`. */
+export async function waitFor(check, timeoutMs = 10_000, what = 'condition') {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+        const value = await check();
+        if (value !== undefined)
+            return value;
+        if (Date.now() > deadline)
+            throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 20));
+    }
+}
+/** Records every event the gateway stores (the envelope as the sinks send it). */
+export function recordEvents(gw) {
+    const all = [];
+    gw.bus.onStored((entry) => all.push(JSON.parse(entry.body)));
+    const of = (instanceId, type) => all.filter((e) => e.instanceId === instanceId && (!type || e.event === type));
+    return {
+        all,
+        of,
+        next: (instanceId, type, match = () => true, timeoutMs = 10_000) => waitFor(() => of(instanceId, type).find(match), timeoutMs, `${type} event of ${instanceId}`),
+    };
+}
+//# sourceMappingURL=gateway.js.map
