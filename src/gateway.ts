@@ -192,6 +192,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     allowHttp: config.media.allowHttpUrls,
   });
   const messageStore = new MessageStore(storage.db);
+  // Sandbox chats keep their messages in memory; after a restart they are read back from the store.
+  sandboxWorld.useHistory({ search: (instanceId, _all, page) => messageStore.search(instanceId, {}, page) });
   const recorder = new MessageRecorder(messageStore, mediaStore, instances, config.media, clock, log);
   sessions.beforeQueue((instanceId, event) => recorder.record(instanceId, event));
   // Deletions, edits and poll votes change the stored messages they point at (src/messages/updates.ts).

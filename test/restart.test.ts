@@ -31,4 +31,44 @@ describe.each(DIALECTS)('restart on %s', (dialect) => {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  it('keeps sandbox chat history across a restart, without what was cleared or deleted', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-restart-'));
+    const schema = newSchemaName();
+    const first = await startGateway({ dialect, dataDir, schema, keepSchema: true });
+    const a = await connectedInstance(first, uniqueNumber());
+    const [kept, cleared, deleted] = [uniqueNumber(), uniqueNumber(), uniqueNumber()];
+    const contactSays = (gw: typeof first, from: string, text: string) =>
+      gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from, to: a.number, text } });
+    for (const from of [kept, cleared, deleted]) {
+      expect((await contactSays(first, from, `hello from ${from}`)).status).toBe(200);
+    }
+    expect((await first.api('POST', '/api/v1/send/text', { key: a.token, body: { number: kept, text: 'my answer' } })).status).toBe(200);
+    // Clearing and deleting happen a second later than the messages, as on a phone.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await first.api('POST', '/api/v1/chat/clear', { key: a.token, body: { chatId: cleared } })).status).toBe(200);
+    expect((await first.api('POST', '/api/v1/chat/delete', { key: a.token, body: { chatId: deleted } })).status).toBe(200);
+    await first.stop();
+
+    const second = await startGateway({ dialect, dataDir, schema, keepSchema: true });
+    try {
+      const history = await second.api('GET', `/api/v1/chat/history?chatId=${kept}`, { key: a.token });
+      expect(history.status).toBe(200);
+      expect(history.body.items.map((m: any) => m.message.conversation)).toEqual(['my answer', `hello from ${kept}`]);
+      const list = await second.api('GET', '/api/v1/chat/list', { key: a.token });
+      const byId = new Map(list.body.items.map((c: any) => [c.chatId, c]));
+      expect((byId.get(`${kept}@s.whatsapp.net`) as any)?.lastMessage?.message?.conversation).toBe('my answer');
+      expect(byId.has(`${deleted}@s.whatsapp.net`)).toBe(false);
+      const clearedHistory = await second.api('GET', `/api/v1/chat/history?chatId=${cleared}`, { key: a.token });
+      expect(clearedHistory.body.items).toEqual([]);
+      // A deleted chat comes back with its next message only.
+      expect((await contactSays(second, deleted, 'again')).status).toBe(200);
+      const back = await second.api('GET', `/api/v1/chat/history?chatId=${deleted}`, { key: a.token });
+      expect(back.body.items.map((m: any) => m.message.conversation)).toEqual(['again']);
+    } finally {
+      await second.stop();
+      if (dialect === 'postgres') await dropSchema(PG_URL, schema);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });

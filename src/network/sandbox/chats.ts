@@ -42,6 +42,7 @@ export class SandboxChats implements ChatOperations {
   ) {}
 
   async list(filter: ChatFilter, page: PageRequest): Promise<PageOf<ChatSummary>> {
+    await this.world.hydrate(this.me());
     const owner = this.me();
     const now = this.world.now();
     const query = filter.query?.toLowerCase();
@@ -64,10 +65,12 @@ export class SandboxChats implements ChatOperations {
   }
 
   async get(chatId: string): Promise<ChatSummary> {
+    await this.world.hydrate(this.me());
     return this.view(this.existing(chatId), this.world.now());
   }
 
   async setPinned(chatId: string, pinned: boolean): Promise<ChatSummary> {
+    await this.world.hydrate(this.me());
     const owner = this.me();
     const chat = this.existing(chatId);
     if (pinned && chat.pinnedAt === null) {
@@ -83,6 +86,7 @@ export class SandboxChats implements ChatOperations {
   }
 
   async setArchived(chatId: string, archived: boolean): Promise<ChatSummary> {
+    await this.world.hydrate(this.me());
     const owner = this.me();
     const chat = this.existing(chatId);
     chat.archived = archived;
@@ -93,6 +97,7 @@ export class SandboxChats implements ChatOperations {
   }
 
   async mute(chatId: string, until: number | null): Promise<ChatSummary> {
+    await this.world.hydrate(this.me());
     const owner = this.me();
     const chat = this.existing(chatId);
     const now = this.world.now();
@@ -103,6 +108,7 @@ export class SandboxChats implements ChatOperations {
   }
 
   async unmute(chatId: string): Promise<ChatSummary> {
+    await this.world.hydrate(this.me());
     const owner = this.me();
     const chat = this.existing(chatId);
     chat.mutedUntil = null;
@@ -111,6 +117,7 @@ export class SandboxChats implements ChatOperations {
   }
 
   async markUnread(chatId: string): Promise<ChatSummary> {
+    await this.world.hydrate(this.me());
     const owner = this.me();
     const chat = this.existing(chatId);
     chat.markedUnread = true;
@@ -119,6 +126,7 @@ export class SandboxChats implements ChatOperations {
   }
 
   async markRead(chatId: string): Promise<ChatSummary> {
+    await this.world.hydrate(this.me());
     const owner = this.me();
     const chat = this.existing(chatId);
     const incoming = chat.messages.filter((m) => !m.key.fromMe);
@@ -146,16 +154,18 @@ export class SandboxChats implements ChatOperations {
   }
 
   async delete(chatId: string): Promise<void> {
+    await this.world.hydrate(this.me());
     const owner = this.me();
     const chat = this.existing(chatId);
-    this.world.chatsOf(owner).delete(chat.jid);
-    await this.world.saveChats(owner);
+    await this.world.deleteChat(owner, chat.jid);
   }
 
   async clear(chatId: string): Promise<ChatSummary> {
+    await this.world.hydrate(this.me());
     const owner = this.me();
     const chat = this.existing(chatId);
     chat.messages = [];
+    chat.clearedAt = this.world.now();
     chat.messageLabels = {};
     chat.unreadCount = 0;
     await this.world.saveChats(owner);
@@ -163,6 +173,7 @@ export class SandboxChats implements ChatOperations {
   }
 
   async history(chatId: string, page: PageRequest): Promise<PageOf<ChatMessage>> {
+    await this.world.hydrate(this.me());
     const chat = this.existing(chatId);
     const newestFirst = [...chat.messages].reverse();
     const { items, total } = paginate(newestFirst, page);
@@ -170,6 +181,7 @@ export class SandboxChats implements ChatOperations {
   }
 
   async requestHistory(chatId: string, count: number): Promise<{ requested: number }> {
+    await this.world.hydrate(this.me());
     const owner = this.me();
     const chat = this.existing(chatId);
     // The sandbox phone keeps every message of the chat, so it sends the latest `count` again.

@@ -78,6 +78,7 @@ export class SandboxLabels implements LabelOperations {
 
   private async change(labelId: string, target: LabelTarget, on: boolean): Promise<string[]> {
     const account = this.businessAccount();
+    await this.world.hydrate(account.number);
     const label = this.label(account, labelId);
     const chat = this.chats.existing(target.chatId);
     let current: string[];

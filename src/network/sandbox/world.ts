@@ -7,9 +7,11 @@
  * `observe`), so chats and call logs follow what was really sent and received. It reaches other
  * instances through their hosts, never through sinks.
  *
- * Persistence: accounts, groups, communities, newsletters, chat settings (pin/archive/mute/labels)
- * and call logs are documents in `sandbox_world`. Chat messages and unread counts live in memory
- * (bounded), because they are written on every message and the message store owns messages.
+ * Persistence: accounts, groups, communities, newsletters, chat settings (pin/archive/mute/labels,
+ * when a chat was cleared or deleted) and call logs are documents in `sandbox_world`. Chat messages
+ * and unread counts live in memory (bounded), because they are written on every message and the
+ * message store owns messages: after a restart an account's chats are filled again from the store
+ * the first time they are used (`hydrate`), leaving out what was cleared or deleted.
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { errors } from '../../errors.js';
@@ -63,6 +65,8 @@ export interface AccountState {
 
 export interface ChatState {
   jid: string;
+  /** Unix seconds of the last clear: older messages are not the chat's any more. */
+  clearedAt?: number;
   kind: ChatKind;
   pinnedAt: number | null;
   archived: boolean;
@@ -173,12 +177,34 @@ export function chatKindOf(jid: string): ChatKind {
   return 'person';
 }
 
+/** A stored message as the world reads it back after a restart. */
+export interface StoredChatMessage {
+  key: ChatMessage['key'];
+  participant?: string;
+  pushName?: string;
+  message: Record<string, unknown>;
+  messageTimestamp: number;
+}
+
+/** The gateway's message store, newest first (only what the world needs of it). */
+export interface StoredHistory {
+  search(instanceId: string, filter: Record<string, never>, page: { offset: number; limit: number }): Promise<{ items: StoredChatMessage[] }>;
+}
+
+/** The newest messages of an account read back from the store after a restart. */
+const HYDRATE_MESSAGES = 5000;
+
 export class SandboxWorld {
   readonly accounts = new Map<string, AccountState>();
   readonly groups = new Map<string, GroupState>();
   readonly communities = new Map<string, CommunityState>();
   readonly newsletters = new Map<string, NewsletterState>();
   private readonly chats = new Map<string, Map<string, ChatState>>();
+  /** owner -> chat JID -> Unix seconds when the chat was deleted (its older messages stay gone). */
+  private readonly deletedChats = new Map<string, Map<string, number>>();
+  private history: StoredHistory | undefined;
+  /** owner -> the one read of its chats' messages from the store since start. */
+  private readonly hydrations = new Map<string, Promise<void>>();
   private readonly calls = new Map<string, CallRecord[]>();
   private readonly presence = new Map<string, PresenceState>();
   /** target number -> numbers subscribed to its presence. */
@@ -216,11 +242,11 @@ export class SandboxWorld {
           this.newsletters.set(doc.id, doc.body as NewsletterState);
           break;
         case 'chats': {
+          const body = doc.body as { chats: Omit<ChatState, 'unreadCount' | 'messages'>[]; deleted?: Record<string, number> };
           const chats = new Map<string, ChatState>();
-          for (const saved of (doc.body as { chats: Omit<ChatState, 'unreadCount' | 'messages'>[] }).chats) {
-            chats.set(saved.jid, { ...saved, unreadCount: 0, messages: [] });
-          }
+          for (const saved of body.chats) chats.set(saved.jid, { ...saved, unreadCount: 0, messages: [] });
           this.chats.set(doc.id, chats);
+          this.deletedChats.set(doc.id, new Map(Object.entries(body.deleted ?? {})));
           break;
         }
         case 'calls':
@@ -456,12 +482,79 @@ export class SandboxWorld {
     return chat;
   }
 
-  /** Persists the settings of the chats that have any (messages stay in memory). */
+  /** Persists the settings of the chats that have any (messages stay in memory), and the deletions. */
   saveChats(owner: string): Promise<void> {
     const chats = [...this.chatsOf(owner).values()]
-      .filter((c) => c.pinnedAt !== null || c.archived || c.mutedUntil !== null || c.markedUnread || c.labels.length > 0 || Object.keys(c.messageLabels).length > 0)
+      .filter(
+        (c) =>
+          c.pinnedAt !== null ||
+          c.archived ||
+          c.mutedUntil !== null ||
+          c.markedUnread ||
+          c.labels.length > 0 ||
+          Object.keys(c.messageLabels).length > 0 ||
+          c.clearedAt !== undefined,
+      )
       .map(({ unreadCount: _unread, messages: _messages, ...settings }) => settings);
-    return this.store.save('chats', owner, { chats });
+    return this.store.save('chats', owner, { chats, deleted: Object.fromEntries(this.deletedChats.get(owner) ?? []) });
+  }
+
+  /** Deletes a chat of `owner`: it comes back with its next message, without the older ones. */
+  async deleteChat(owner: string, jid: string): Promise<void> {
+    this.chatsOf(owner).delete(jid);
+    let deleted = this.deletedChats.get(owner);
+    if (!deleted) this.deletedChats.set(owner, (deleted = new Map()));
+    deleted.set(jid, this.now());
+    await this.saveChats(owner);
+  }
+
+  /** Where chat messages are read back from after a restart (the gateway's message store). */
+  useHistory(history: StoredHistory): void {
+    this.history = history;
+  }
+
+  /**
+   * Fills the chats of `owner` with the messages the store kept (once per start, before the first
+   * use of its chats), leaving out what was cleared or deleted. Messages seen since the start stay.
+   */
+  hydrate(owner: string): Promise<void> {
+    const instanceId = this.network.sessionOf(owner)?.instanceId;
+    if (!this.history || !instanceId) return Promise.resolve();
+    let hydration = this.hydrations.get(owner);
+    if (!hydration) {
+      hydration = this.readBack(owner, instanceId, this.history);
+      this.hydrations.set(owner, hydration);
+    }
+    return hydration;
+  }
+
+  private async readBack(owner: string, instanceId: string, history: StoredHistory): Promise<void> {
+    const { items } = await history.search(instanceId, {}, { offset: 0, limit: HYDRATE_MESSAGES });
+    const deleted = this.deletedChats.get(owner);
+    const byChat = new Map<string, ChatMessage[]>();
+    for (const stored of items) {
+      const jid = stored.key.remoteJid;
+      if (jid === STATUS_BROADCAST || UPDATE_KINDS.some((kind) => kind in stored.message)) continue;
+      const gone = Math.max(deleted?.get(jid) ?? -1, this.chatsOf(owner).get(jid)?.clearedAt ?? -1);
+      if (stored.messageTimestamp <= gone) continue;
+      let list = byChat.get(jid);
+      if (!list) byChat.set(jid, (list = []));
+      list.push({
+        key: { remoteJid: jid, fromMe: stored.key.fromMe, id: stored.key.id },
+        ...(stored.participant ? { participant: stored.participant } : {}),
+        ...(stored.pushName ? { pushName: stored.pushName } : {}),
+        message: stored.message,
+        messageTimestamp: stored.messageTimestamp,
+        labels: [],
+      });
+    }
+    for (const [jid, newestFirst] of byChat) {
+      const chat = this.chat(owner, jid);
+      const seen = new Set(chat.messages.map((m) => m.key.id));
+      const older = newestFirst.filter((m) => !seen.has(m.key.id)).reverse();
+      chat.messages = [...older, ...chat.messages].slice(-LIMITS.messagesPerChat);
+      chat.conversationTimestamp = Math.max(chat.conversationTimestamp ?? 0, chat.messages.at(-1)?.messageTimestamp ?? 0);
+    }
   }
 
   private recordMessage(owner: string, message: ChatMessage, incoming: boolean): void {
