@@ -265,8 +265,12 @@ describe.each(DIALECTS)('the sandbox world across a restart on %s', (dialect) =>
       expect(expectStatus(await get(`/newsletter/messages?newsletterId=${newsletterId}`), 200).items[0].message).toEqual({ conversation: 'kept post' });
       expect(expectStatus(await get('/label/list'), 200).items).toEqual([label]);
       expect(expectStatus(await get('/user/privacy'), 200).about).toBe('contacts');
-      // Chat settings survive; the messages themselves were kept in memory only.
-      expect(expectStatus(await get(`/chat/info?chatId=${contact}`), 200)).toMatchObject({ pinned: true, labels: [label.labelId], lastMessage: null });
+      // Chat settings survive, and the messages come back from the message store.
+      expect(expectStatus(await get(`/chat/info?chatId=${contact}`), 200)).toMatchObject({
+        pinned: true,
+        labels: [label.labelId],
+        lastMessage: { message: { conversation: 'hi' } },
+      });
       expect(expectStatus(await get('/call/history'), 200).items[0]).toMatchObject({ callId, status: 'rejected', rejectedBy: 'user' });
     } finally {
       await gw.stop();
