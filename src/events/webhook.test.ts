@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectedInstance,
@@ -120,6 +122,33 @@ describe('webhook delivery', () => {
     expect((await gw.api('POST', `/api/v1/instance/webhook-dead-letters/retry/${letter.id}`, { key: gw.adminKey })).status).toBe(404);
     expect((await gw.api('GET', `/api/v1/instance/webhook-dead-letters/nope`, { key: gw.adminKey })).status).toBe(404);
     expect((await gw.api('GET', `/api/v1/instance/webhook-dead-letters/${a.id}`, { key: a.token })).status).toBe(403);
+  });
+
+  it('counts a slow answer as failed (timeout) and never follows a redirect', async () => {
+    const deadLetter = async (instanceId: string) =>
+      waitFor(async () => {
+        const res = await gw.api('GET', `/api/v1/instance/webhook-dead-letters/${instanceId}`, { key: gw.adminKey });
+        return res.body.items?.[0];
+      }, 15_000);
+
+    const slow = await receiver();
+    slow.delayMs = 1500; // WEBHOOK_TIMEOUT_MS is 500 here
+    const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: slow.url, webhookEvents: ['SEND_MESSAGE'] });
+    await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'too slow' } });
+    expect(await deadLetter(a.id)).toMatchObject({ attempts: 3, lastStatus: null, lastError: 'no answer within 500 ms' });
+
+    const target = await receiver();
+    const redirecting = http.createServer((_req, res) => res.writeHead(302, { location: target.url }).end());
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (redirecting.address() as AddressInfo).port;
+      const b = await connectedInstance(gw, uniqueNumber(), { webhookUrl: `http://127.0.0.1:${port}/hook`, webhookEvents: ['SEND_MESSAGE'] });
+      await gw.api('POST', '/api/v1/send/text', { key: b.token, body: { number: uniqueNumber(), text: 'elsewhere' } });
+      expect(await deadLetter(b.id)).toMatchObject({ attempts: 3, lastStatus: 302, lastError: 'receiver answered 302' });
+      expect(target.requests).toEqual([]);
+    } finally {
+      redirecting.close();
+    }
   });
 
   it('dead-letters events when the receiver is down, and delivers them on retry once it is up', async () => {

@@ -4,6 +4,7 @@
  * Any answer other than 2xx, or none within the timeout, is a failed attempt.
  */
 import { createHmac } from 'node:crypto';
+import { request } from 'undici';
 import type { Instance } from '../../instances/service.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
@@ -45,7 +46,8 @@ export class WebhookSink implements DurableSink {
   async post(entry: Pick<OutboxEntry, 'body' | 'eventId' | 'type'>, instance: Instance): Promise<WebhookResult> {
     if (!instance.webhookUrl) return { ok: false, status: null, error: 'instance has no webhookUrl' };
     try {
-      const response = await fetch(instance.webhookUrl, {
+      // undici's request (not fetch): no WHATWG streams per call, keep-alive, and no redirect is followed.
+      const response = await request(instance.webhookUrl, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -55,15 +57,15 @@ export class WebhookSink implements DurableSink {
           'x-webhook-event-id': entry.eventId,
         },
         body: entry.body,
-        redirect: 'manual',
         signal: AbortSignal.timeout(this.options.timeoutMs),
       });
       // Drain the body so the connection can be reused.
-      await response.arrayBuffer().catch(() => undefined);
-      if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status };
-      return { ok: false, status: response.status, error: `receiver answered ${response.status}` };
+      await response.body.dump().catch(() => undefined);
+      const status = response.statusCode;
+      if (status >= 200 && status < 300) return { ok: true, status };
+      return { ok: false, status, error: `receiver answered ${status}` };
     } catch (error) {
-      const reason = error instanceof Error && error.name === 'TimeoutError'
+      const reason = error instanceof Error && (error.name === 'TimeoutError' || (error.name === 'AbortError' && /timeout/i.test(String((error as { cause?: unknown }).cause ?? error.message))))
         ? `no answer within ${this.options.timeoutMs} ms`
         : `could not reach receiver: ${describeFetchError(error)}`;
       return { ok: false, status: null, error: reason };
