@@ -45,6 +45,7 @@ export class WebhookSink implements DurableSink {
   /** One POST, no retry; used by the lanes and by the dead-letter retry route. */
   async post(entry: Pick<OutboxEntry, 'body' | 'eventId' | 'type'>, instance: Instance): Promise<WebhookResult> {
     if (!instance.webhookUrl) return { ok: false, status: null, error: 'instance has no webhookUrl' };
+    const signal = AbortSignal.timeout(this.options.timeoutMs);
     try {
       // undici's request (not fetch): no WHATWG streams per call, keep-alive, and no redirect is followed.
       const response = await request(instance.webhookUrl, {
@@ -57,7 +58,7 @@ export class WebhookSink implements DurableSink {
           'x-webhook-event-id': entry.eventId,
         },
         body: entry.body,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        signal,
       });
       // Drain the body so the connection can be reused.
       await response.body.dump().catch(() => undefined);
@@ -65,18 +66,18 @@ export class WebhookSink implements DurableSink {
       if (status >= 200 && status < 300) return { ok: true, status };
       return { ok: false, status, error: `receiver answered ${status}` };
     } catch (error) {
-      const reason = error instanceof Error && (error.name === 'TimeoutError' || (error.name === 'AbortError' && /timeout/i.test(String((error as { cause?: unknown }).cause ?? error.message))))
+      const reason = signal.aborted
         ? `no answer within ${this.options.timeoutMs} ms`
-        : `could not reach receiver: ${describeFetchError(error)}`;
+        : `could not reach receiver: ${describeRequestError(error)}`;
       return { ok: false, status: null, error: reason };
     }
   }
 }
 
-function describeFetchError(error: unknown): string {
+function describeRequestError(error: unknown): string {
   if (error instanceof Error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    return cause?.code ?? cause?.message ?? error.message;
+    const { code, cause } = error as { code?: string; cause?: { code?: string; message?: string } };
+    return code ?? cause?.code ?? cause?.message ?? error.message;
   }
   return String(error);
 }
