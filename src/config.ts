@@ -17,6 +17,8 @@ export interface Config {
   databaseSchema: string | undefined;
   /** Delivered events are kept this long in the outbox, then pruned. */
   outboxRetentionSeconds: number;
+  /** How often a standby process tries to become the active one (PostgreSQL). */
+  standbyPollMs: number;
   tokenGraceSeconds: number;
   /** Authenticated tokens kept in memory (0 disables) and for how long; see TokenCache. */
   tokenCache: { size: number; ttlSeconds: number };
@@ -218,6 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     databaseSchema,
     outboxRetentionSeconds: integer(env, 'OUTBOX_RETENTION_SECONDS', 3600, 0, 31_536_000),
+    standbyPollMs: integer(env, 'STANDBY_POLL_MS', 2000, 50, 600_000),
     tokenGraceSeconds: integer(env, 'TOKEN_GRACE_SECONDS', 86_400, 0, 31_536_000),
     tokenCache: {
       size: integer(env, 'TOKEN_CACHE_SIZE', 10_000, 0, 10_000_000),

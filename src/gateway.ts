@@ -64,6 +64,7 @@ import { serverRoutes } from './server/routes.js';
 import { openStorage, type OpenOptions, type Storage } from './storage/db.js';
 import { VERSION } from './version.js';
 import { createLogger } from './logger.js';
+import { acquireActiveLease } from './storage/active-lease.js';
 
 export interface GatewayOptions {
   clock?: Clock;
@@ -110,6 +111,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     userAgent: `Waygate/${VERSION}`,
   });
   const log = options.logger ?? createLogger(config.logLevel);
+  const lease = await acquireActiveLease(config.databaseUrl, options.storage?.schema ?? config.databaseSchema, config.standbyPollMs, log);
   // Rate-limit counters only: fail fast while Redis is away (the store falls back to memory).
   const redis = config.kvStoreUrl
     ? new (await import('ioredis')).Redis(config.kvStoreUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false })
@@ -180,6 +182,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     );
   }
   const sessions = new SessionRegistry(drivers, instances, bus, log);
+  sessions.activeWhen(() => lease.role === 'active');
   instances.onDeletion(sessions);
   instances.onDeletion({ instanceDeleted: (id) => hub.disconnect(id, 4404, 'instance deleted') });
 
@@ -239,6 +242,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         version: VERSION,
         startedAt,
         channels: channelHealth,
+        role: () => lease.role,
       }),
       instanceRoutes(instances, sessions),
       sendRoutes(messaging, batches, config.media.bodyLimitBytes),
@@ -295,11 +299,17 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     media: mediaStore,
     async listen() {
       await app.listen({ port: config.port, host: config.host });
-      await sessions.resumeAll();
-      const dropped = await outbox.dropUnknownSinks(durableSinks.map((sink) => sink.name));
-      if (Object.keys(dropped).length > 0) log.warn({ dropped }, 'dropped pending deliveries of channels no longer configured');
-      await dispatcher.resume();
-      await batches.resume();
+      // Only the active process holds sessions and delivers; a standby takes over when it wins the lease.
+      const takeOver = async () => {
+        if (closed) return;
+        await sessions.resumeAll();
+        const dropped = await outbox.dropUnknownSinks(durableSinks.map((sink) => sink.name));
+        if (Object.keys(dropped).length > 0) log.warn({ dropped }, 'dropped pending deliveries of channels no longer configured');
+        await dispatcher.resume();
+        await batches.resume();
+      };
+      if (lease.role === 'active') await takeOver();
+      else void lease.whenActive().then(takeOver).catch((error: unknown) => log.error({ err: error }, 'could not take over as the active process'));
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
       const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
@@ -322,6 +332,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       await hub.close();
       await channels.close();
       redis?.disconnect();
+      await lease.close();
       await storage.close();
     },
   };

@@ -70,6 +70,9 @@ Every event also goes, as the same JSON envelope, to each configured broker; an 
 
 Prefixes are settings (\`QUEUE_BROKER_PREFIX\`, \`KV_STORE_PREFIX\`, \`LIGHT_BROKER_PREFIX\`). A broker that is down (or a wrong URL) does not stop the gateway: \`GET /server/ok\` shows each channel's state under \`channels\`, \`/metrics\` has \`waygate_channel_up\` and \`waygate_outbox_pending\`. Redis or the lightweight broker also carries live events between gateway processes, so a WebSocket client on any process sees every instance's events. Details: docs/channels.md.
 
+### Several processes on one database
+On PostgreSQL one process is active (it holds the instances' sessions and delivers events) and others stand by, taking over within \`STANDBY_POLL_MS\` when it goes; \`GET /server/ok\` shows \`role\`. A standby answers everything that needs no session and 503 \`{"error":"this gateway process is on standby: ..."}\` for what does (sends, connecting, chat/group/... operations).
+
 ### Sandbox
 Instances created with \`network: "sandbox"\` live on a built-in simulated network: real QR PNGs, pairing codes, virtual contacts, drops and logouts, all driven through the admin \`/sandbox/*\` routes. A sandbox instance never reaches a real phone. Groups, communities, newsletters, labels, profiles, privacy, blocks and chat settings are modelled with the real network's rules and survive a restart; virtual contacts get profiles and business accounts with \`POST /sandbox/accounts\`, use invites with \`/sandbox/groups/join\`, and hang up calls with \`/sandbox/calls/end\`. Chat messages (latest 1000 per chat) are read back from the message store after a restart; unread counts start again at 0.
 

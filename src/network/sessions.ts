@@ -20,6 +20,8 @@ export class SessionRegistry {
   private readonly observers: ((instanceId: string, event: CanonicalEvent) => void)[] = [];
   private readonly recorders: ((instanceId: string, event: CanonicalEvent) => Promise<void>)[] = [];
   private readonly drivers: Map<NetworkName, NetworkDriver>;
+  /** False while another gateway process is the active one for this database (storage/active-lease.ts). */
+  private active: () => boolean = () => true;
 
   constructor(
     drivers: NetworkDriver[],
@@ -42,8 +44,16 @@ export class SessionRegistry {
     return driver;
   }
 
+  /** Sessions open only in the active process; a standby answers 503. */
+  activeWhen(active: () => boolean): void {
+    this.active = active;
+  }
+
   /** The instance's session, opened on first use. */
   session(instance: Instance): Session {
+    if (!this.active()) {
+      throw new AppError('standby', 503, 'this gateway process is on standby: another process is active for this database; send the request there');
+    }
     const existing = this.entries.get(instance.id);
     if (existing) return existing.session;
     const driver = this.driver(instance.network);
@@ -82,6 +92,7 @@ export class SessionRegistry {
 
   /** A session that must be connected for the operation (sends and most others). */
   async connected(instance: Instance): Promise<Session> {
+    if (!this.active()) this.session(instance);
     const current = await this.instances.get(instance.id);
     if (current.status !== 'CONNECTED') throw errors.notConnected(current.status);
     return this.session(current);
