@@ -227,6 +227,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     pendingDeliveries: () => outbox.pendingBySink(),
     websocketClients: () => hub.count(),
     channels: channelHealth,
+    active: () => lease.role === 'active',
   });
 
   const app = await buildApp({

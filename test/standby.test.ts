@@ -21,6 +21,8 @@ describe('active and standby processes on one PostgreSQL database', () => {
     try {
       expect((await first.api('GET', '/api/v1/server/ok')).body.role).toBe('active');
       expect((await second.api('GET', '/api/v1/server/ok')).body.role).toBe('standby');
+      expect(await (await fetch(`${second.url}/metrics`)).text()).toMatch(/^waygate_active 0$/m);
+      expect(await (await fetch(`${first.url}/metrics`)).text()).toMatch(/^waygate_active 1$/m);
 
       const a = await connectedInstance(first, uniqueNumber(), { webhookUrl: receiver.url, webhookEvents: ['SEND_MESSAGE'] });
       // The standby shares the database (the token works) but opens no session.

@@ -10,6 +10,7 @@ export interface MetricsSource {
   pendingDeliveries(): Promise<Record<string, number>>;
   websocketClients(): number;
   channels(): Record<string, { up: boolean }>;
+  active(): boolean;
 }
 
 export function createMetricsRegistry(source: MetricsSource): Registry {
@@ -33,6 +34,14 @@ export function createMetricsRegistry(source: MetricsSource): Registry {
     async collect() {
       this.reset();
       for (const [sink, n] of Object.entries(await source.pendingDeliveries())) this.set({ sink }, n);
+    },
+  });
+  new Gauge({
+    name: 'waygate_active',
+    help: 'This process holds the sessions and delivers events for its database (1), or stands by (0)',
+    registers: [registry],
+    collect() {
+      this.set(source.active() ? 1 : 0);
     },
   });
   new Gauge({
