@@ -7,6 +7,7 @@
  * killed when the test file's process exits, even if a test forgot to stop it.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -19,6 +20,14 @@ import { newSchemaName, PG_URL, startGateway, waitFor, type TestGateway } from '
 import { freePort } from './process.js';
 
 export { freePort };
+
+/** Short channel retry and publish timeouts, so a stopped broker is noticed and retried quickly. */
+export const FAST_RETRY = { CHANNEL_RETRY_BASE_MS: '100', CHANNEL_RETRY_MAX_MS: '1000', CHANNEL_PUBLISH_TIMEOUT_MS: '2000' };
+
+/** A channel name prefix of this test run only (letters and digits: valid for every broker). */
+export function uniquePrefix(): string {
+  return `wgt${process.pid}${randomBytes(3).toString('hex')}`;
+}
 
 const running = new Set<ChildProcess>();
 process.once('exit', () => {

@@ -16,11 +16,11 @@ import {
   pendingFor,
   publishBurst,
   TcpProxy,
+  FAST_RETRY,
 } from '../../../test/support/brokers.js';
 import { amqpNames } from './amqp.js';
 
 const RABBIT_URL = process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-const FAST_RETRY = { CHANNEL_RETRY_BASE_MS: '100', CHANNEL_RETRY_MAX_MS: '1000', CHANNEL_PUBLISH_TIMEOUT_MS: '2000' };
 
 interface Received {
   message: AsyncMessage;

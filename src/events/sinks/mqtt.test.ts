@@ -17,14 +17,12 @@ import {
   privateMosquitto,
   publishBurst,
   type BrokerProcess,
+  FAST_RETRY,
+  uniquePrefix,
 } from '../../../test/support/brokers.js';
 import { mqttNames } from './mqtt.js';
 
-const FAST_RETRY = { CHANNEL_RETRY_BASE_MS: '100', CHANNEL_RETRY_MAX_MS: '1000', CHANNEL_PUBLISH_TIMEOUT_MS: '2000' };
 
-function uniquePrefix(): string {
-  return `wgt${process.pid}${randomBytes(3).toString('hex')}`;
-}
 
 function mqttEnv(broker: BrokerProcess, prefix: string): Record<string, string> {
   return { LIGHT_BROKER_URL: `mqtt://${broker.url}`, LIGHT_BROKER_PREFIX: prefix, ...FAST_RETRY };

@@ -3,7 +3,6 @@
  * restart keeps the stream) stopped and started again mid-burst; without JetStream (core publish);
  * unreachable at start; and as the relay of live events between two gateway processes.
  */
-import { randomBytes } from 'node:crypto';
 import { jetstream } from '@nats-io/jetstream';
 import { connect, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,14 +17,12 @@ import {
   privateNats,
   publishBurst,
   type BrokerProcess,
+  FAST_RETRY,
+  uniquePrefix,
 } from '../../../test/support/brokers.js';
 import { natsNames } from './nats.js';
 
-const FAST_RETRY = { CHANNEL_RETRY_BASE_MS: '100', CHANNEL_RETRY_MAX_MS: '1000', CHANNEL_PUBLISH_TIMEOUT_MS: '2000' };
 
-function uniquePrefix(): string {
-  return `wgt${process.pid}${randomBytes(3).toString('hex')}`;
-}
 
 function natsEnv(server: BrokerProcess, prefix: string): Record<string, string> {
   return { LIGHT_BROKER_URL: `nats://${server.url}`, LIGHT_BROKER_PREFIX: prefix, ...FAST_RETRY };

@@ -16,10 +16,10 @@ import {
   privateRedis,
   publishBurst,
   type BrokerProcess,
+  FAST_RETRY,
 } from '../../../test/support/brokers.js';
 import { redisNames } from './redis.js';
 
-const FAST_RETRY = { CHANNEL_RETRY_BASE_MS: '100', CHANNEL_RETRY_MAX_MS: '1000', CHANNEL_PUBLISH_TIMEOUT_MS: '2000' };
 
 function uniquePrefix(): string {
   return `wgt${process.pid}${randomBytes(3).toString('hex')}:`;
