@@ -35,6 +35,9 @@ export const errors = {
   /** The network refuses the operation to this account (not an admin, not the owner, blocked). */
   forbidden: (message: string) => new AppError('forbidden', 403, message),
   /** The instance's network driver lacks the capability (yet). */
+  /** Another gateway process is the active one for this database (storage/active-lease.ts). */
+  standby: () =>
+    new AppError('standby', 503, 'this gateway process is on standby: another process is active for this database; send the request there'),
   notSupported: (operation: string, network: string) =>
     new AppError('not_supported', 501, `${operation} is not supported by the ${network} driver yet`),
   /** Media given to a /send route is malformed (bad base64, bad URL) or not allowed for its kind. */

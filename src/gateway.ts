@@ -73,6 +73,12 @@ export interface GatewayOptions {
   storage?: OpenOptions;
   /** Waits of the outbox retries and of /send/batch pacing (tests pass their own). */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * The gateway can no longer run safely as the active process (its lease connection was lost, or
+   * taking over failed). It has stopped holding sessions by the time this runs; main.ts exits so a
+   * supervisor restarts it. Without it the gateway closes itself.
+   */
+  onFatal?: (error: Error) => void;
 }
 
 export interface Gateway {
@@ -111,10 +117,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     userAgent: `Waygate/${VERSION}`,
   });
   const log = options.logger ?? createLogger(config.logLevel);
-  const lease = await acquireActiveLease(config.databaseUrl, options.storage?.schema ?? config.databaseSchema, config.standbyPollMs, log);
+  // Set once the gateway exists: what to do when it must stop being the active process.
+  let fatal: (error: Error) => void = () => undefined;
+  const lease = await acquireActiveLease(config.databaseUrl, options.storage?.schema ?? config.databaseSchema, config.standbyPollMs, log, (error) =>
+    fatal(error),
+  );
   // Rate-limit counters only: fail fast while Redis is away (the store falls back to memory).
   const redis = config.kvStoreUrl
-    ? new (await import('ioredis')).Redis(config.kvStoreUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false })
+    ? new (await import('ioredis')).Redis(config.kvStoreUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 500 })
     : undefined;
   let redisErrorLogged = false;
   redis?.on('error', (error: Error) => {
@@ -236,6 +246,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     adminKey: admin.key,
     instances,
     rateLimitStore,
+    standby: () => lease.role === 'standby',
     logger: log,
     rootRoutes: [metricsRoutes(metrics)],
     routes: [
@@ -284,7 +295,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   messagePruner.unref();
 
   let closed = false;
-  return {
+  const gateway: Gateway = {
     app,
     adminKey: admin.key,
     adminKeyGenerated: admin.generated,
@@ -304,13 +315,15 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       const takeOver = async () => {
         if (closed) return;
         await sessions.resumeAll();
-        const dropped = await outbox.dropUnknownSinks(durableSinks.map((sink) => sink.name));
-        if (Object.keys(dropped).length > 0) log.warn({ dropped }, 'dropped pending deliveries of channels no longer configured');
+        const waiting = await outbox.pendingOfUnknownSinks(durableSinks.map((sink) => sink.name));
+        if (Object.keys(waiting).length > 0) {
+          log.warn({ waiting }, 'events wait for channels that are not configured; set their URL again to deliver them');
+        }
         await dispatcher.resume();
         await batches.resume();
       };
       if (lease.role === 'active') await takeOver();
-      else void lease.whenActive().then(takeOver).catch((error: unknown) => log.error({ err: error }, 'could not take over as the active process'));
+      else void lease.whenActive().then(takeOver).catch((error: unknown) => fatal(error instanceof Error ? error : new Error(String(error))));
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
       const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
@@ -337,6 +350,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       await storage.close();
     },
   };
+  fatal = (error) => {
+    log.fatal({ err: error }, 'stopping: this process can no longer act as the active one for its database');
+    const stopped = gateway.close().catch((closeError: unknown) => log.error({ err: closeError }, 'close failed'));
+    if (options.onFatal) void stopped.then(() => options.onFatal?.(error));
+  };
+  return gateway;
 }
 
 function readyWithin(redis: Redis, ms: number): Promise<void> {

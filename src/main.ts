@@ -13,7 +13,10 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const gateway = await createGateway(config);
+  const gateway = await createGateway(config, {
+    // Lost the active-process lease (or could not take over): exit so a supervisor restarts us as a standby.
+    onFatal: () => process.exit(1),
+  });
   if (gateway.adminKeyGenerated) {
     // Printed once, at the start that generated it; it is kept in DATA_DIR/admin-key.
     console.log(`\nGenerated admin key (also saved in ${config.dataDir}/admin-key):\n  ${gateway.adminKey}\n`);

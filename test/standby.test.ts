@@ -25,11 +25,13 @@ describe('active and standby processes on one PostgreSQL database', () => {
       expect(await (await fetch(`${first.url}/metrics`)).text()).toMatch(/^waygate_active 1$/m);
 
       const a = await connectedInstance(first, uniqueNumber(), { webhookUrl: receiver.url, webhookEvents: ['SEND_MESSAGE'] });
-      // The standby shares the database (the token works) but opens no session.
+      // The standby opens no session and changes nothing the active process caches: every keyed route is 503.
       const refused = await second.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'via standby' } });
       expect(refused.status).toBe(503);
       expect(refused.body.error).toMatch(/standby/);
-      expect((await second.api('GET', '/api/v1/instance/status', { key: a.token })).body.status).toBe('CONNECTED');
+      const webhook = await second.api('POST', '/api/v1/instance/webhook', { key: a.token, body: { webhookUrl: null } });
+      expect(webhook.status).toBe(503);
+      expect((await second.api('GET', '/api/v1/instance/all', { key: second.adminKey })).status).toBe(503);
 
       // The receiver is failing: the event stays pending in the outbox when the active process stops.
       const sent = await first.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'before the handover' } });

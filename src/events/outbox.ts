@@ -159,17 +159,12 @@ export class OutboxStore {
   }
 
   /**
-   * Drops the deliveries waiting for sinks that are no longer configured (a broker URL removed from
-   * the settings): nothing would ever deliver them, and they would keep their events from pruning.
+   * Deliveries waiting for sinks that are not configured now (a broker URL removed or mistyped).
+   * They are kept — setting the URL again delivers them — and reported, since they also keep their
+   * events from pruning.
    */
-  async dropUnknownSinks(configured: string[]): Promise<Record<string, number>> {
-    const dropped: Record<string, number> = {};
-    for (const [sink, count] of Object.entries(await this.pendingBySink())) {
-      if (configured.includes(sink)) continue;
-      await this.db.deleteFrom('outbox_pending').where('sink', '=', sink).execute();
-      dropped[sink] = count;
-    }
-    return dropped;
+  async pendingOfUnknownSinks(configured: string[]): Promise<Record<string, number>> {
+    return Object.fromEntries(Object.entries(await this.pendingBySink()).filter(([sink]) => !configured.includes(sink)));
   }
 
   /** Deletes delivered events older than the cutoff (those with no pending deliveries left). */

@@ -32,6 +32,8 @@ export interface AppOptions {
   /** Routes registered once, outside the versioned tree (e.g. /metrics). */
   rootRoutes?: RoutePlugin[];
   logger: FastifyBaseLogger;
+  /** See AuthOptions.standby. */
+  standby?: () => boolean;
 }
 
 function validators() {
@@ -77,6 +79,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     limits: config.rateLimit,
     store: options.rateLimitStore,
     clock,
+    ...(options.standby ? { standby: options.standby } : {}),
   });
 
   for (const plugin of options.rootRoutes ?? []) await app.register(plugin);

@@ -17,6 +17,12 @@ export interface AuthOptions {
   limits: Config['rateLimit'];
   store: SlidingWindowStore;
   clock: Clock;
+  /**
+   * True while another process is active for this database: a standby answers only the routes
+   * that need no key (liveness, metrics, docs, the WebSocket stream) so it never changes what the
+   * active process caches (instance settings, tokens, sessions).
+   */
+  standby?: () => boolean;
 }
 
 async function enforce(store: SlidingWindowStore, key: string, limit: number, options: AuthOptions, reply: FastifyReply) {
@@ -37,6 +43,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     const access = request.routeOptions.config.access ?? 'none';
     await enforce(options.store, `ip:${request.ip}`, options.limits.perIp, options, reply);
     if (access === 'none') return;
+    if (options.standby?.()) throw errors.standby();
 
     const key = apiKeyOf(request);
     if (key === undefined) throw errors.invalidApiKey();

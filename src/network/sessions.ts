@@ -51,9 +51,7 @@ export class SessionRegistry {
 
   /** The instance's session, opened on first use. */
   session(instance: Instance): Session {
-    if (!this.active()) {
-      throw new AppError('standby', 503, 'this gateway process is on standby: another process is active for this database; send the request there');
-    }
+    if (!this.active()) throw errors.standby();
     const existing = this.entries.get(instance.id);
     if (existing) return existing.session;
     const driver = this.driver(instance.network);

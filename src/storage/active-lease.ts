@@ -5,8 +5,11 @@
  *
  * On PostgreSQL the active process holds a session-level advisory lock on a connection of its own.
  * PostgreSQL releases it when that connection ends, so a crashed process hands over without any
- * expiry to wait for; the others stand by and try again every `pollMs`. A SQLite database belongs
- * to one process, which is always active.
+ * expiry to wait for; the others stand by and try again every `pollMs`. While active, the lock's
+ * connection is checked every `pollMs` (TCP keepalive on, each query with a time limit): a
+ * connection that went silent counts as a lost lease, reported through `onLost`, because PostgreSQL
+ * (or a failed-over primary) may already have let another process take over. A SQLite database
+ * belongs to one process, which is always active.
  */
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
@@ -43,6 +46,7 @@ class AdvisoryLease implements ActiveLease {
     private readonly key: string,
     private readonly pollMs: number,
     private readonly log: FastifyBaseLogger,
+    private readonly onLost: (error: Error) => void,
   ) {}
 
   async start(): Promise<void> {
@@ -69,6 +73,10 @@ class AdvisoryLease implements ActiveLease {
   private schedule(): void {
     if (this.closed) return;
     this.timer = setTimeout(() => {
+      if (this.role === 'active') {
+        this.heartbeat();
+        return;
+      }
       this.attempt()
         .then((won) => {
           if (!won) this.schedule();
@@ -84,35 +92,64 @@ class AdvisoryLease implements ActiveLease {
   private async attempt(): Promise<boolean> {
     if (this.closed) return false;
     if (!this.client) {
-      const client = new pg.Client({ connectionString: this.databaseUrl });
-      // A lost lock connection means the lock is gone too: stop at once rather than run twice.
+      const limit = Math.max(this.pollMs * 2, 5000);
+      const client = new pg.Client({ connectionString: this.databaseUrl, keepAlive: true, query_timeout: limit, connectionTimeoutMillis: limit });
       client.on('error', (error) => this.lost(error));
-      await client.connect();
       this.client = client;
+      await client.connect();
     }
-    const result = await this.client.query<{ won: boolean }>('select pg_try_advisory_lock(hashtext($1)) as won', [this.key]);
-    if (!result.rows[0]?.won) return false;
+    const client = this.client;
+    const result = await client.query<{ won: boolean }>('select pg_try_advisory_lock(hashtext($1)) as won', [this.key]);
+    const won = result.rows[0]?.won === true;
+    if (this.closed) {
+      // close() ran meanwhile: ending the connection gives the lock back.
+      await client.end().catch(() => undefined);
+      return false;
+    }
+    if (!won) return false;
     this.role = 'active';
     this.log.info({ lock: this.key }, 'this gateway process is the active one for its database');
     for (const resolve of this.waiting.splice(0)) resolve();
+    this.schedule();
     return true;
   }
 
+  private heartbeat(): void {
+    const client = this.client;
+    if (!client) return;
+    client.query('select 1').then(
+      () => this.schedule(),
+      (error: unknown) => this.lost(error instanceof Error ? error : new Error(String(error))),
+    );
+  }
+
+  /** The lock's connection failed: a standby reconnects at its next try; an active process reports it. */
   private lost(error: Error): void {
     if (this.closed) return;
-    if (this.role === 'active') {
-      // Another process may take over now; holding sessions on would mean two sockets per number.
-      this.log.fatal({ err: error }, 'lost the connection that holds the active-process lock; exiting');
-      process.exit(1);
-    }
+    const client = this.client;
     this.client = undefined;
+    void client?.end().catch(() => undefined);
+    if (this.role === 'active') {
+      this.log.fatal({ err: error }, 'lost the connection that holds the active-process lock');
+      this.onLost(error);
+    }
   }
 }
 
 /** The lease for `databaseUrl`; on PostgreSQL one per schema (`public` when none is set). */
-export async function acquireActiveLease(databaseUrl: string, schema: string | undefined, pollMs: number, log: FastifyBaseLogger): Promise<ActiveLease> {
+/**
+ * `onLost` runs when an active process loses its lock connection: another process may be active
+ * already, so the caller must stop holding sessions (the gateway stops; main.ts exits).
+ */
+export async function acquireActiveLease(
+  databaseUrl: string,
+  schema: string | undefined,
+  pollMs: number,
+  log: FastifyBaseLogger,
+  onLost: (error: Error) => void,
+): Promise<ActiveLease> {
   if (databaseUrl.startsWith('sqlite:')) return new AlwaysActive();
-  const lease = new AdvisoryLease(databaseUrl, `waygate:${schema ?? 'public'}`, pollMs, log);
+  const lease = new AdvisoryLease(databaseUrl, `waygate:${schema ?? 'public'}`, pollMs, log, onLost);
   await lease.start();
   return lease;
 }
