@@ -385,7 +385,8 @@ export class WhatsAppSession implements Session {
     const content = sent.message ? messageToJson(sent.message) : {};
     const messageTimestamp = toSeconds(sent.messageTimestamp) || Math.floor(this.deps.clock.now() / 1000);
     const media = sentMedia(message);
-    await this.host.emit({ type: 'SEND_MESSAGE', data: { key, message: content, messageTimestamp, status: 'SENT' }, ...(media ? { media } : {}) });
+    // The message is out: a failure to record its event must not turn the send into an error (a retry would send it twice).
+    await this.emit({ type: 'SEND_MESSAGE', data: { key, message: content, messageTimestamp, status: 'SENT' }, ...(media ? { media } : {}) });
     return { key, message: content, messageTimestamp, status: 'SENT' };
   }
 
@@ -518,34 +519,52 @@ export class WhatsAppSession implements Session {
 
   // --- events ---
 
+  /**
+   * Runs a step of event handling whose failure must not cost the batch its events: Baileys has
+   * already acknowledged them to WhatsApp, so skipping the translation would lose them for good.
+   */
+  private async tolerate(what: string, step: () => Promise<unknown>): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      this.deps.logger.error({ err: error, instanceId: this.host.instanceId }, `whatsapp: could not ${what}; events go on`);
+    }
+  }
+
   private async onEvents(generation: number, events: Partial<BaileysEventMap>): Promise<void> {
     const auth = this.auth;
     // Creds are saved whatever socket they came from: Baileys mutates the one shared creds object.
-    if (events['creds.update'] && auth) await auth.saveCreds();
+    if (events['creds.update'] && auth) await this.tolerate('save creds', () => auth.saveCreds());
     const connection = events['connection.update'];
     if (generation !== this.generation) {
       if (connection?.connection === 'close') await this.lock.run(() => this.onClose(generation, connection.lastDisconnect?.error));
       return;
     }
     if (connection) await this.onConnectionUpdate(generation, connection);
-    await this.learnAddresses(events);
-    await this.directory.prefetch(addressesIn(events));
-    await recordState(this.deps.state, this.deps.chatMessages, this.host.instanceId, events, this.directory, this.deps.clock.now()).catch((error: unknown) =>
-      this.deps.logger.error({ err: error }, 'could not keep whatsapp chat state'),
+    await this.tolerate('learn addresses', () => this.learnAddresses(events));
+    await this.tolerate('look up addresses', () => this.directory.prefetch(addressesIn(events)));
+    await this.tolerate('keep chat state', () =>
+      recordState(this.deps.state, this.deps.chatMessages, this.host.instanceId, events, this.directory, this.deps.clock.now()),
     );
     const out: CanonicalEvent[] = [];
     const history = events['messaging-history.set'];
     if (history) {
-      for (const message of history.messages) await this.remember(message);
+      await this.tolerate('remember history messages', async () => {
+        for (const message of history.messages) await this.remember(message);
+      });
       out.push(...historyEvents(history, this.inbound));
     }
     const upsert = events['messages.upsert'];
     if (upsert) {
-      for (const message of upsert.messages) await this.remember(message);
+      await this.tolerate('remember messages', async () => {
+        for (const message of upsert.messages) await this.remember(message);
+      });
       out.push(...upsertEvents(upsert, this.inbound, (id) => this.sentIds.has(id), (message) => this.mediaOf(message)));
       for (const message of upsert.messages) {
-        const vote = await this.pollVote(message);
-        if (vote) out.push(vote);
+        await this.tolerate('decrypt a poll vote', async () => {
+          const vote = await this.pollVote(message);
+          if (vote) out.push(vote);
+        });
       }
     }
     if (events['messages.update']) out.push(...updateEvents(events['messages.update'], this.inbound));
