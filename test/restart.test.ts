@@ -43,6 +43,10 @@ describe.each(DIALECTS)('restart on %s', (dialect) => {
     for (const from of [kept, cleared, deleted]) {
       expect((await contactSays(first, from, `hello from ${from}`)).status).toBe(200);
     }
+    // A named contact, and a group with no message in it yet.
+    expect((await first.api('POST', '/api/v1/sandbox/accounts', { key: first.adminKey, body: { number: kept, pushName: 'Kept Contact' } })).status).toBe(200);
+    const group = await first.api('POST', '/api/v1/group/create', { key: a.token, body: { subject: 'Quiet', participants: [kept] } });
+    expect(group.status).toBe(201);
     expect((await first.api('POST', '/api/v1/send/text', { key: a.token, body: { number: kept, text: 'my answer' } })).status).toBe(200);
     // Clearing and deleting happen a second later than the messages, as on a phone.
     await new Promise((resolve) => setTimeout(resolve, 1100));
@@ -59,6 +63,12 @@ describe.each(DIALECTS)('restart on %s', (dialect) => {
       const byId = new Map(list.body.items.map((c: any) => [c.chatId, c]));
       expect((byId.get(`${kept}@s.whatsapp.net`) as any)?.lastMessage?.message?.conversation).toBe('my answer');
       expect(byId.has(`${deleted}@s.whatsapp.net`)).toBe(false);
+      expect(byId.has(group.body.group.groupId)).toBe(true);
+      // Profile names survive too: the contact's next message carries it.
+      const named = await contactSays(second, kept, 'named');
+      expect(named.status).toBe(200);
+      const seen = await second.api('GET', `/api/v1/chat/history?chatId=${kept}`, { key: a.token });
+      expect(seen.body.items[0]).toMatchObject({ pushName: 'Kept Contact', message: { conversation: 'named' } });
       const clearedHistory = await second.api('GET', `/api/v1/chat/history?chatId=${cleared}`, { key: a.token });
       expect(clearedHistory.body.items).toEqual([]);
       // A deleted chat comes back with its next message only.

@@ -294,7 +294,10 @@ export function isNewsletterJid(jid: string): boolean {
 /** A chat id as API callers give it (digits for a person, or a JID) in JID form; undefined if neither. */
 export function toChatJid(chatId: string): string | undefined {
   if (/^[0-9]{7,15}$/.test(chatId)) return toJid(chatId);
-  if (jidToNumber(chatId) || isGroupJid(chatId) || isNewsletterJid(chatId)) return chatId;
+  // A person's JID with a device suffix (`<n>:3@s.whatsapp.net`) names the same chat as without it.
+  const number = jidToNumber(chatId);
+  if (number) return toJid(number);
+  if (isGroupJid(chatId) || isNewsletterJid(chatId)) return chatId;
   return undefined;
 }
 

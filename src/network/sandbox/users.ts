@@ -54,6 +54,7 @@ export class SandboxUsers implements UserOperations {
 
   async contacts(page: PageRequest): Promise<PageOf<Contact>> {
     const owner = this.me();
+    await this.world.hydrate(owner);
     const contacts = this.world
       .contactsOf(owner)
       .map((number) => ({ jid: toJid(number), number, name: this.world.displayName(number), isBusiness: Boolean(this.world.findAccount(number)?.business) }))

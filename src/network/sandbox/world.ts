@@ -230,6 +230,8 @@ export class SandboxWorld {
         case 'account': {
           const account = doc.body as AccountState;
           this.accounts.set(doc.id, { ...account, privacy: { ...DEFAULT_PRIVACY, ...account.privacy } });
+          // The network names a contact's messages by its profile name (pushName).
+          if (account.pushName) this.network.setName(doc.id, account.pushName);
           break;
         }
         case 'group':
@@ -523,6 +525,8 @@ export class SandboxWorld {
     let hydration = this.hydrations.get(owner);
     if (!hydration) {
       hydration = this.readBack(owner, instanceId, this.history);
+      // A failed read is tried again at the next use rather than remembered.
+      hydration.catch(() => this.hydrations.delete(owner));
       this.hydrations.set(owner, hydration);
     }
     return hydration;
@@ -547,6 +551,14 @@ export class SandboxWorld {
         messageTimestamp: stored.messageTimestamp,
         labels: [],
       });
+    }
+    // Groups and newsletters the account is in are its chats even without stored messages.
+    const keep = (jid: string) => {
+      if (!deleted?.has(jid)) this.chat(owner, jid);
+    };
+    for (const group of this.groups.values()) if (group.participants.some((p) => p.number === owner)) keep(group.groupId);
+    for (const newsletter of this.newsletters.values()) {
+      if (newsletter.owner === owner || newsletter.followers.some((f) => f.number === owner)) keep(newsletter.newsletterId);
     }
     for (const [jid, newestFirst] of byChat) {
       const chat = this.chat(owner, jid);
