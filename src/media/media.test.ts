@@ -8,6 +8,7 @@ import { connectedInstance, startGateway, uniqueNumber, type TestGateway } from 
 import { MediaServer, makeSamples, type Samples } from '../../test/support/media.js';
 import { AppError } from '../errors.js';
 import { isPublicAddress } from './address.js';
+import { safeMimetype } from './resolver.js';
 import { MediaFetcher } from './fetch.js';
 
 async function failure(promise: Promise<unknown>): Promise<AppError> {
@@ -19,6 +20,17 @@ async function failure(promise: Promise<unknown>): Promise<AppError> {
   }
   throw new Error('expected a failure');
 }
+
+describe('media types from other senders', () => {
+  it('keeps well-formed ones (with parameters) and replaces anything a header cannot carry', () => {
+    expect(safeMimetype('audio/ogg; codecs=opus')).toBe('audio/ogg; codecs=opus');
+    expect(safeMimetype('image/jpeg')).toBe('image/jpeg');
+    expect(safeMimetype('image/jpég')).toBe('application/octet-stream');
+    expect(safeMimetype('text/html\r\nSet-Cookie: x=1')).toBe('application/octet-stream');
+    expect(safeMimetype('not a type')).toBe('application/octet-stream');
+    expect(safeMimetype(undefined)).toBe('application/octet-stream');
+  });
+});
 
 describe('which addresses are public', () => {
   it('refuses loopback, private, link-local, CGNAT, multicast, reserved and mapped forms', () => {

@@ -42,6 +42,16 @@ const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 const DATA_URL = /^data:([^;,]*)(?:;[^,]*)?;base64,/;
 const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,63}$/i;
 
+/**
+ * A media type someone else sent (a received message's `mimetype`) as it may be stored and served
+ * back as a Content-Type header: `type/subtype` with printable parameters, or octet-stream.
+ */
+export function safeMimetype(value: string | undefined): string {
+  if (!value || !/^[\x20-\x7e]{1,255}$/.test(value)) return 'application/octet-stream';
+  const [base = ''] = value.split(';');
+  return MIME.test(base.trim()) ? value : 'application/octet-stream';
+}
+
 interface Loaded {
   data: Buffer;
   /** Sniffed from the bytes; undefined when the format has no recognisable signature. */

@@ -12,6 +12,7 @@ import type { InstanceService } from '../instances/service.js';
 import { mediaKey, type MediaStore } from '../media/store.js';
 import type { CanonicalEvent, MessageKey } from '../network/port.js';
 import { messageTypeOf, type MessageStore, type StoredMedia } from './store.js';
+import { safeMimetype } from '../media/resolver.js';
 
 /** The per-instance setting (instance settings JSON) that inlines received media as base64. */
 export const BASE64_SETTING = 'mediaBase64InEvents';
@@ -53,14 +54,16 @@ export class MessageRecorder {
       const { media } = event;
       try {
         const bytes = await media.load();
+        // A received message names its own type; it is served back as a header, so only a well-formed one.
+        const mimetype = safeMimetype(media.mimetype);
         stored = {
           key: mediaKey(instanceId, key.id),
-          mimetype: media.mimetype,
+          mimetype,
           size: bytes.length,
           ...(media.fileName ? { fileName: media.fileName } : {}),
           sha256: createHash('sha256').update(bytes).digest('hex'),
         };
-        await this.media.put(stored.key, bytes, media.mimetype);
+        await this.media.put(stored.key, bytes, mimetype);
         data.media = {
           mimetype: stored.mimetype,
           fileLength: stored.size,

@@ -182,6 +182,35 @@ export type OutgoingMessage =
 
 export type OutgoingKind = OutgoingMessage['kind'];
 
+/** The one downloadable attachment a sent message carries, if any (carousels carry several and none is stored). */
+export function attachmentOf(message: OutgoingMessage): MediaPayload | undefined {
+  switch (message.kind) {
+    case 'media':
+    case 'sticker':
+    case 'status_media':
+      return message.media;
+    case 'buttons':
+      return message.header?.media;
+    case 'forward':
+      return message.media;
+    case 'text':
+    case 'link':
+    case 'location':
+    case 'contact':
+    case 'list':
+    case 'poll':
+    case 'pix':
+    case 'carousel':
+    case 'status_text':
+      return undefined;
+  }
+}
+
+/** The bytes of a sent attachment, handed to the message store with the SEND_MESSAGE event. */
+export function eventMediaOf(media: MediaPayload): EventMedia {
+  return { mimetype: media.mimetype, ...(media.fileName ? { fileName: media.fileName } : {}), load: () => Promise.resolve(media.data) };
+}
+
 export interface SentMessage {
   key: MessageKey;
   messageTimestamp: number;

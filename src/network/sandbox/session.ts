@@ -6,11 +6,11 @@ import { randomBytes } from 'node:crypto';
 import QRCode from 'qrcode';
 import { errors } from '../../errors.js';
 import {
+  eventMediaOf,
   isGroupJid,
   type ConnectionData,
   type EventMedia,
   type InstanceStatus,
-  type MediaPayload,
   type OutgoingMessage,
   type QrSnapshot,
   type SentMessage,
@@ -40,10 +40,6 @@ export interface IncomingMessage {
 
 const PAIRING_CODE_TTL_MS = 180_000;
 
-/** The bytes of a sent attachment, handed to the message store with the event (sender and receivers). */
-function attachment(media: MediaPayload): EventMedia {
-  return { mimetype: media.mimetype, ...(media.fileName ? { fileName: media.fileName } : {}), load: () => Promise.resolve(media.data) };
-}
 
 export class SandboxSession implements Session {
   private status: InstanceStatus;
@@ -188,7 +184,7 @@ export class SandboxSession implements Session {
     const id = newMessageId();
     const messageTimestamp = Math.floor(this.network.clock.now() / 1000);
     const key = { remoteJid: built.remoteJid, fromMe: true, id };
-    const media = built.media ? attachment(built.media) : undefined;
+    const media = built.media ? eventMediaOf(built.media) : undefined;
     await this.host.emit({
       type: 'SEND_MESSAGE',
       data: { key, message: built.content, messageTimestamp, status: 'SENT' },

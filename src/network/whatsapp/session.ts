@@ -24,6 +24,8 @@ import QRCode from 'qrcode';
 import type { Clock } from '../../clock.js';
 import { AppError, errors } from '../../errors.js';
 import {
+  attachmentOf,
+  eventMediaOf,
   isGroupJid,
   jidToNumber,
   type CanonicalEvent,
@@ -776,9 +778,8 @@ export class WhatsAppSession implements Session {
 
 /** The bytes of a media send, for the gateway's media store (it never re-downloads what it sent). */
 function sentMedia(message: OutgoingMessage): EventMedia | undefined {
-  const media = message.kind === 'media' || message.kind === 'sticker' || message.kind === 'status_media' ? message.media : undefined;
-  if (!media) return undefined;
-  return { mimetype: media.mimetype, ...(media.fileName ? { fileName: media.fileName } : {}), load: () => Promise.resolve(media.data) };
+  const media = attachmentOf(message);
+  return media ? eventMediaOf(media) : undefined;
 }
 
 /** A Baileys failure during an API call, as the API reports it. */
