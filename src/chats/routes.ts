@@ -120,7 +120,7 @@ export function chatRoutes(chats: ChatService): RoutePlugin {
       config: instance,
       schema: {
         tags, security: INSTANCE, summary: 'Delete a chat',
-        description: 'Removes the chat and its messages from this instance (others keep theirs). A later message starts the chat again.',
+        description: 'Removes the chat from this instance\'s chat list and hides its messages from /chat/history for good (others keep theirs; the message store still answers GET /message/find until MESSAGE_RETENTION_DAYS). A later message starts the chat again.',
         body: S.ChatBody, response: { 200: S.DeletedReply, ...errorResponses(...refusals, 404) },
       },
     }, async (request) => chats.delete(callerInstance(request), request.body.chatId));

@@ -13,7 +13,7 @@ const tags = ['send'];
 const instance = { access: 'instance' as const };
 
 const COMMON =
-  'Common fields: `number` (recipient digits), `quoted: {id}` (reply to a message from this instance\'s message store; 404 when unknown), `mentions` (numbers), `delayMs` (shows "typing…" first). The reply carries the message `key`; a SEND_MESSAGE event follows, and the recipient gets a MESSAGE.';
+  'Common fields: `number` (recipient digits, or a group id `<id>@g.us` the instance is in), `quoted: {id}` (reply to a message from this instance\'s message store; 404 when unknown), `mentions` (numbers), `delayMs` (shows "typing…" first). The reply carries the message `key`; a SEND_MESSAGE event follows, and the recipient gets a MESSAGE.';
 const MEDIA =
   'Media is `{url}` (https; fetched by the gateway within MEDIA_FETCH_TIMEOUT_MS; private/loopback addresses refused unless MEDIA_ALLOW_PRIVATE_URLS) or `{base64}`, with optional `filename` and `mimetype` (a hint only: the type is sniffed from the bytes). Bodies may be up to MEDIA_BODY_LIMIT_BYTES.';
 
