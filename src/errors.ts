@@ -18,6 +18,8 @@ export const errors = {
   invalidApiKey: () => new AppError('invalid_api_key', 401, 'invalid api key'),
   tokenExpired: () => new AppError('token_expired', 401, 'token expired, please use the new token'),
   adminOnly: () => new AppError('admin_only', 403, 'this route needs the admin key'),
+  /** A read-only caller (a viewer's session) on a route that changes something. */
+  readOnlyCaller: () => new AppError('read_only', 403, 'this account may only read; ask an owner or operator'),
   instanceOnly: () =>
     new AppError(
       'instance_only',

@@ -26,11 +26,11 @@ import { createMediaStore } from './media/index.js';
 import { MediaFetcher } from './media/fetch.js';
 import { MediaResolver } from './media/resolver.js';
 import type { MediaStore } from './media/store.js';
-import { BatchService } from './messaging/batch.js';
-import { MessageRecorder } from './messaging/recorder.js';
-import { messageRoutes, pollVoteRoutes, sendRoutes } from './messaging/routes.js';
-import { MessagingService } from './messaging/service.js';
-import { MessageStore } from './messaging/store.js';
+import { BatchService } from './sending/batch.js';
+import { MessageRecorder } from './sending/recorder.js';
+import { messageRoutes, pollVoteRoutes, sendRoutes } from './sending/routes.js';
+import { MessagingService } from './sending/service.js';
+import { MessageStore } from './sending/store.js';
 import { messageActionRoutes } from './messages/routes.js';
 import { MessageService } from './messages/service.js';
 import { MessageUpdates } from './messages/updates.js';
@@ -56,7 +56,7 @@ import { CallService } from './calls/service.js';
 import { SandboxNetwork } from './network/sandbox/network.js';
 import { sandboxRoutes } from './network/sandbox/routes.js';
 import { SandboxService } from './network/sandbox/service.js';
-import { SessionRegistry } from './network/sessions.js';
+import { SessionRegistry } from './sessions/registry.js';
 import type { NetworkDriver } from './network/port.js';
 import { WhatsAppDriver, whatsappSettings } from './network/whatsapp/driver.js';
 import { createMetricsRegistry, metricsRoutes } from './server/metrics.js';
@@ -64,6 +64,11 @@ import { serverRoutes } from './server/routes.js';
 import { openStorage, type OpenOptions, type Storage } from './storage/db.js';
 import { VERSION } from './version.js';
 import { createLogger } from './logger.js';
+import { emptyResolvers } from './http/auth.js';
+import type { GatewayModule, ModuleDeps, ModuleFactory } from './modules.js';
+
+/** Feature modules, in order: each adds its routes, credentials, sinks and background work. */
+const FEATURES: ModuleFactory[] = [];
 import { acquireActiveLease } from './storage/active-lease.js';
 
 export interface GatewayOptions {
@@ -240,15 +245,39 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     active: () => lease.role === 'active',
   });
 
+  const resolvers = emptyResolvers();
+  const moduleDeps: ModuleDeps = {
+    config,
+    clock,
+    log,
+    storage,
+    instances,
+    sessions,
+    bus,
+    dispatcher,
+    outbox,
+    hub,
+    media: mediaStore,
+    messages: messageStore,
+    sending: messaging,
+    resolvers,
+    metrics,
+    adminKey: admin.key,
+    active: () => lease.role === 'active',
+  };
+  const modules: GatewayModule[] = [];
+  for (const feature of FEATURES) modules.push(await feature(moduleDeps));
+
   const app = await buildApp({
     config,
     clock,
     adminKey: admin.key,
     instances,
     rateLimitStore,
+    resolvers,
     standby: () => lease.role === 'standby',
     logger: log,
-    rootRoutes: [metricsRoutes(metrics)],
+    rootRoutes: [metricsRoutes(metrics), ...modules.flatMap((m) => m.rootRoutes ?? [])],
     routes: [
       serverRoutes({
         version: VERSION,
@@ -271,6 +300,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       newsletterRoutes(new NewsletterService(sessions)),
       communityRoutes(new CommunityService(sessions)),
       callRoutes(calls),
+      ...modules.flatMap((m) => m.routes ?? []),
     ],
   });
 
@@ -321,6 +351,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         }
         await dispatcher.resume();
         await batches.resume();
+        for (const module of modules) await module.start?.();
       };
       if (lease.role === 'active') await takeOver();
       else void lease.whenActive().then(takeOver).catch((error: unknown) => fatal(error instanceof Error ? error : new Error(String(error))));
@@ -335,6 +366,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       clearInterval(pruner);
       clearInterval(messagePruner);
       await app.close();
+      for (const module of [...modules].reverse()) await module.stop?.();
       await batches.stop();
       messageActions.stop();
       await sessions.stop();

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../errors.js';
 import type { Instance } from '../instances/service.js';
-import { capabilityOf } from '../network/capability.js';
+import { capabilityOf } from '../sessions/capability.js';
 import type { Session } from '../network/port.js';
-import type { SessionRegistry } from '../network/sessions.js';
+import type { SessionRegistry } from '../sessions/registry.js';
 import {
   connectedInstance,
   createInstance,

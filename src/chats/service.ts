@@ -2,9 +2,9 @@
 import type { Clock } from '../clock.js';
 import { errors } from '../errors.js';
 import type { Instance } from '../instances/service.js';
-import { capabilityOf } from '../network/capability.js';
+import { capabilityOf } from '../sessions/capability.js';
 import { toChatJid, type ChatFilter, type ChatOperations, type PageRequest } from '../network/port.js';
-import type { SessionRegistry } from '../network/sessions.js';
+import type { SessionRegistry } from '../sessions/registry.js';
 
 export function chatJid(chatId: string): string {
   const jid = toChatJid(chatId);

@@ -1,8 +1,8 @@
 /** Communities: the /community routes' logic over the session's community capability. */
 import type { Instance } from '../instances/service.js';
-import { capabilityOf } from '../network/capability.js';
+import { capabilityOf } from '../sessions/capability.js';
 import type { CommunityOperations, PageRequest } from '../network/port.js';
-import type { SessionRegistry } from '../network/sessions.js';
+import type { SessionRegistry } from '../sessions/registry.js';
 
 export class CommunityService {
   constructor(private readonly sessions: SessionRegistry) {}

@@ -33,6 +33,12 @@ export class EventBus {
     private readonly log: FastifyBaseLogger,
   ) {}
 
+  /** A durable sink added by a feature module: it gets pending rows for events stored from now on. */
+  addDurableSink(sink: DurableSink): void {
+    this.durable.push(sink);
+    this.dispatcher.addSink(sink);
+  }
+
   addLiveSink(sink: LiveSink): void {
     this.live.push(sink);
   }

@@ -49,6 +49,11 @@ export class OutboxDispatcher {
     this.sleep = options.sleep ?? realSleep;
   }
 
+  /** A sink a feature module adds (e.g. Chatwoot) before lanes resume; it joins the same road. */
+  addSink(sink: DurableSink): void {
+    this.sinks.set(sink.name, sink);
+  }
+
   sinkNames(): string[] {
     return [...this.sinks.keys()];
   }

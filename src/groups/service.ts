@@ -1,7 +1,7 @@
 /** Groups of an instance: the /group routes' logic over the session's group capability. */
 import { decodeImage } from '../http/image-input.js';
 import type { Instance } from '../instances/service.js';
-import { capabilityOf } from '../network/capability.js';
+import { capabilityOf } from '../sessions/capability.js';
 import {
   GROUP_INVITE_LINK_PREFIX,
   inviteCodeOf,
@@ -10,7 +10,7 @@ import {
   type PageRequest,
   type ParticipantAction,
 } from '../network/port.js';
-import type { SessionRegistry } from '../network/sessions.js';
+import type { SessionRegistry } from '../sessions/registry.js';
 import { errors } from '../errors.js';
 
 export class GroupService {

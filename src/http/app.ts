@@ -11,7 +11,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { InstanceService } from '../instances/service.js';
-import { registerAuth } from './auth.js';
+import { registerAuth, type CredentialResolvers } from './auth.js';
 import { openApiDocument } from './openapi.js';
 import { registerErrorHandling } from './errors.js';
 import type { SlidingWindowStore } from './rate-limit.js';
@@ -27,6 +27,8 @@ export interface AppOptions {
   adminKey: string;
   instances: InstanceService;
   rateLimitStore: SlidingWindowStore;
+  /** Credentials added by feature modules (see http/auth.ts). */
+  resolvers?: CredentialResolvers;
   /** Feature routes, registered under /api/v1 and again unprefixed (deprecated). */
   routes: RoutePlugin[];
   /** Routes registered once, outside the versioned tree (e.g. /metrics). */
@@ -79,6 +81,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     limits: config.rateLimit,
     store: options.rateLimitStore,
     clock,
+    ...(options.resolvers ? { resolvers: options.resolvers } : {}),
     ...(options.standby ? { standby: options.standby } : {}),
   });
 

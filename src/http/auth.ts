@@ -7,11 +7,36 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
-import type { InstanceService } from '../instances/service.js';
+import type { Instance, InstanceService } from '../instances/service.js';
 import { hashToken, sameSecret } from '../instances/tokens.js';
 import type { SlidingWindowStore } from './rate-limit.js';
 
+/** Who called an admin route with something other than the admin key (auth/: a signed-in user's JWT). */
+export interface AdminCaller {
+  /** Rate-limit and audit identity, e.g. `user:<id>`. */
+  id: string;
+  /** Viewers may only read: any method other than GET/HEAD answers 403. */
+  readOnly: boolean;
+}
+
+/**
+ * Credentials a feature module adds to the one auth hook. Each resolver answers undefined when the
+ * credential is not its kind and throws an AppError when it is its kind but bad (expired, tampered).
+ */
+export interface CredentialResolvers {
+  /** Looked at on admin routes when the `apikey` header is not the admin key. */
+  admin: ((request: FastifyRequest) => Promise<AdminCaller | undefined>)[];
+  /** Looked at on instance routes before the instance-token lookup (admin/: failover-group tokens). */
+  instance: ((key: string, request: FastifyRequest) => Promise<Instance | undefined>)[];
+}
+
+export function emptyResolvers(): CredentialResolvers {
+  return { admin: [], instance: [] };
+}
+
 export interface AuthOptions {
+  /** Extra credentials added by feature modules (see CredentialResolvers). */
+  resolvers?: CredentialResolvers;
   adminKey: string;
   instances: InstanceService;
   limits: Config['rateLimit'];
@@ -46,20 +71,45 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     if (options.standby?.()) throw errors.standby();
 
     const key = apiKeyOf(request);
-    if (key === undefined) throw errors.invalidApiKey();
-    const isAdmin = sameSecret(key, options.adminKey);
     if (access === 'admin') {
-      if (!isAdmin) {
+      if (key !== undefined && sameSecret(key, options.adminKey)) {
+        request.isAdmin = true;
+      } else {
+        const caller = await adminCallerOf(request, options);
+        if (caller) {
+          if (caller.readOnly && request.method !== 'GET' && request.method !== 'HEAD') throw errors.readOnlyCaller();
+          request.isAdmin = true;
+          request.adminCaller = caller;
+          await enforce(options.store, `key:${caller.id}`, options.limits.perKey, options, reply);
+          return;
+        }
+        if (key === undefined) throw errors.invalidApiKey();
         // A valid instance token on an admin route is a permission problem, not a bad key.
         const instance = await options.instances.authenticate(key).catch(() => undefined);
         if (instance) throw errors.adminOnly();
         throw errors.invalidApiKey();
       }
-      request.isAdmin = true;
     } else {
-      if (isAdmin) throw errors.instanceOnly();
-      request.instance = await options.instances.authenticate(key);
+      if (key === undefined) throw errors.invalidApiKey();
+      if (sameSecret(key, options.adminKey)) throw errors.instanceOnly();
+      request.instance = (await instanceByResolvers(key, request, options)) ?? (await options.instances.authenticate(key));
     }
     await enforce(options.store, `key:${hashToken(key).slice(0, 32)}`, options.limits.perKey, options, reply);
   });
+}
+
+async function adminCallerOf(request: FastifyRequest, options: AuthOptions): Promise<AdminCaller | undefined> {
+  for (const resolve of options.resolvers?.admin ?? []) {
+    const caller = await resolve(request);
+    if (caller) return caller;
+  }
+  return undefined;
+}
+
+async function instanceByResolvers(key: string, request: FastifyRequest, options: AuthOptions): Promise<Instance | undefined> {
+  for (const resolve of options.resolvers?.instance ?? []) {
+    const instance = await resolve(key, request);
+    if (instance) return instance;
+  }
+  return undefined;
 }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Instance } from '../instances/service.js';
+import type { AdminCaller } from './auth.js';
 
 /** Who may call a route: nobody special, the admin key, or an instance token. */
 export type AccessLevel = 'none' | 'admin' | 'instance';
@@ -12,6 +13,8 @@ declare module 'fastify' {
     /** Set by the auth hook on instance routes. */
     instance?: Instance;
     isAdmin?: boolean;
+    /** Set when an admin route was called with a credential other than the admin key (a user's JWT). */
+    adminCaller?: AdminCaller;
   }
 }
 

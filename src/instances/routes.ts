@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { ADMIN, errorResponses, INSTANCE, InstanceIdParams, Page, PagingQuery } from '../http/schemas.js';
 import { callerInstance, type RoutePlugin } from '../http/types.js';
-import type { SessionRegistry } from '../network/sessions.js';
+import type { SessionRegistry } from '../sessions/registry.js';
 import { errors } from '../errors.js';
 import * as S from './schema.js';
 import { maskProxyPassword, publicInstance, type Instance, type InstanceService } from './service.js';

@@ -1,9 +1,9 @@
 /** Labels of a business instance: the /label routes' logic over the session's label capability. */
 import { chatJid } from '../chats/service.js';
 import type { Instance } from '../instances/service.js';
-import { capabilityOf } from '../network/capability.js';
+import { capabilityOf } from '../sessions/capability.js';
 import type { LabelOperations, PageRequest } from '../network/port.js';
-import type { SessionRegistry } from '../network/sessions.js';
+import type { SessionRegistry } from '../sessions/registry.js';
 
 export interface LabelTargetInput {
   labelId: string;

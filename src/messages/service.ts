@@ -7,9 +7,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import { AppError, errors } from '../errors.js';
 import type { Instance } from '../instances/service.js';
-import { downloadPath } from '../messaging/recorder.js';
-import { REVOKED_TYPE, type MessageFilter, type MessageStore, type StoredMessage } from '../messaging/store.js';
-import { capabilityOf } from '../network/capability.js';
+import { downloadPath } from '../sending/recorder.js';
+import { REVOKED_TYPE, type MessageFilter, type MessageStore, type StoredMessage } from '../sending/store.js';
+import { capabilityOf } from '../sessions/capability.js';
 import {
   EDIT_WINDOW_SECONDS,
   toJid,
@@ -18,7 +18,7 @@ import {
   type MessageTarget,
   type PageRequest,
 } from '../network/port.js';
-import type { SessionRegistry } from '../network/sessions.js';
+import type { SessionRegistry } from '../sessions/registry.js';
 
 /** One emoji: a single RGI emoji sequence (skin tones, flags, keycaps and ZWJ families included). */
 const ONE_EMOJI = new RegExp('^\\p{RGI_Emoji}$', 'v');

@@ -11,7 +11,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { MediaStore } from '../media/store.js';
-import { REVOKED_TYPE, type MessageStore } from '../messaging/store.js';
+import { REVOKED_TYPE, type MessageStore } from '../sending/store.js';
 import { isGroupJid, messageChangeOf, withEditedText, type CanonicalEvent, type MessageKey } from '../network/port.js';
 
 type Json = Record<string, unknown>;

@@ -2,9 +2,9 @@
 import { errors } from '../errors.js';
 import { decodeImage } from '../http/image-input.js';
 import type { Instance } from '../instances/service.js';
-import { capabilityOf } from '../network/capability.js';
+import { capabilityOf } from '../sessions/capability.js';
 import { inviteCodeOf, type ImageInput, type NewsletterOperations, type PageRequest } from '../network/port.js';
-import type { SessionRegistry } from '../network/sessions.js';
+import type { SessionRegistry } from '../sessions/registry.js';
 
 export class NewsletterService {
   constructor(private readonly sessions: SessionRegistry) {}

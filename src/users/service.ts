@@ -1,9 +1,9 @@
 /** People and the instance's own profile: the /user routes' logic over the session's user capability. */
 import { decodeImage } from '../http/image-input.js';
 import type { Instance } from '../instances/service.js';
-import { capabilityOf } from '../network/capability.js';
+import { capabilityOf } from '../sessions/capability.js';
 import { toJid, type PageRequest, type PrivacySettings, type UserOperations } from '../network/port.js';
-import type { SessionRegistry } from '../network/sessions.js';
+import type { SessionRegistry } from '../sessions/registry.js';
 
 export class UserService {
   constructor(private readonly sessions: SessionRegistry) {}

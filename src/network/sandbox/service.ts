@@ -2,7 +2,7 @@
 import { AppError } from '../../errors.js';
 import type { InstanceService } from '../../instances/service.js';
 import { toJid } from '../port.js';
-import type { SessionRegistry } from '../sessions.js';
+import type { SessionRegistry } from '../../sessions/registry.js';
 import { newMessageId, type SandboxNetwork } from './network.js';
 import type { SandboxSession } from './session.js';
 

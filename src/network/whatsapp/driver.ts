@@ -16,7 +16,7 @@ import { systemTimers, type Timers } from './caches.js';
 import { LayeredMessageStore, MemoryMessageStore, type DriverMessageStore, type MessageLookup } from './message-store.js';
 import { WhatsAppSession, type InstanceNetworkConfig, type WhatsAppSettings } from './session.js';
 import { WhatsAppStateStore, type ChatMessageSource } from './state-store.js';
-import { MessageStore } from '../../messaging/store.js';
+import { MessageStore } from '../../sending/store.js';
 
 /** A pino-compatible logger (Fastify's); Baileys gets a child of it. */
 export interface DriverLogger {
@@ -40,7 +40,7 @@ export interface WhatsAppDriverOptions {
   clock?: Clock;
   timers?: Timers;
   random?: () => number;
-  /** The gateway's message store (src/messaging/store.ts), for messages older than the in-memory window. */
+  /** The gateway's message store (src/sending/store.ts), for messages older than the in-memory window. */
   sharedMessages?: MessageLookup;
   /** The gateway's message store for chat history (a store over `db` when not given). */
   chatMessages?: ChatMessageSource;

@@ -73,7 +73,7 @@ export class MemoryMessageStore implements DriverMessageStore {
   }
 }
 
-/** What the driver needs of the gateway's message store (src/messaging/store.ts): lookup by id. */
+/** What the driver needs of the gateway's message store (src/sending/store.ts): lookup by id. */
 export interface MessageLookup {
   find(
     instanceId: string,

@@ -19,7 +19,7 @@ import type {
   SentMessage,
   Session,
 } from '../network/port.js';
-import type { SessionRegistry } from '../network/sessions.js';
+import type { SessionRegistry } from '../sessions/registry.js';
 import { amountInCents, normalisePixKey } from './pix.js';
 import { BASE64_SETTING } from './recorder.js';
 import type * as S from './schema.js';

@@ -1,8 +1,8 @@
 /** Reaching an optional capability of an instance's session, or a clear 501 when its driver lacks it. */
 import { errors } from '../errors.js';
 import type { Instance } from '../instances/service.js';
-import type { Session } from './port.js';
-import type { SessionRegistry } from './sessions.js';
+import type { Session } from '../network/port.js';
+import type { SessionRegistry } from './registry.js';
 
 export type CapabilityName = 'chats' | 'groups' | 'users' | 'labels' | 'newsletters' | 'communities' | 'calls' | 'messages';
 

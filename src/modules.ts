@@ -1,0 +1,61 @@
+/**
+ * The contract between the gateway and a feature module. A feature folder exports one factory that
+ * takes the shared services and returns its routes, hooks and background work; gateway.ts keeps a
+ * list of them. A module reaches other features only through what is passed here (or through the
+ * gateway's own HTTP routes via `app.inject`), never by importing their internals.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Registry } from 'prom-client';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { EventBus } from './events/bus.js';
+import type { OutboxDispatcher } from './events/dispatcher.js';
+import type { OutboxStore } from './events/outbox.js';
+import type { WebSocketHub } from './events/sinks/websocket.js';
+import type { CredentialResolvers } from './http/auth.js';
+import type { RoutePlugin } from './http/types.js';
+import type { InstanceService } from './instances/service.js';
+import type { MediaStore } from './media/store.js';
+import type { MessageStore } from './sending/store.js';
+import type { MessagingService } from './sending/service.js';
+import type { SessionRegistry } from './sessions/registry.js';
+import type { Storage } from './storage/db.js';
+
+/** The shared services every module may use. */
+export interface ModuleDeps {
+  config: Config;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  storage: Storage;
+  instances: InstanceService;
+  sessions: SessionRegistry;
+  /** The one event road: publish events here; add a durable sink with `bus.addDurableSink`. */
+  bus: EventBus;
+  dispatcher: OutboxDispatcher;
+  outbox: OutboxStore;
+  hub: WebSocketHub;
+  media: MediaStore;
+  messages: MessageStore;
+  sending: MessagingService;
+  /** Add credentials (a user's JWT, a failover-group token) to the one auth hook. */
+  resolvers: CredentialResolvers;
+  /** /metrics: register gauges and counters here. */
+  metrics: Registry;
+  adminKey: string;
+  /** True while this process is the active one for its database (sessions and delivery run here). */
+  active(): boolean;
+}
+
+export interface GatewayModule {
+  readonly name: string;
+  /** Registered under /api/v1 and again unprefixed (deprecated). */
+  routes?: RoutePlugin[];
+  /** Registered once, outside the versioned tree (e.g. /mcp, the web interface at /). */
+  rootRoutes?: RoutePlugin[];
+  /** Background work; runs when this process becomes the active one, after sessions resume. */
+  start?(): Promise<void>;
+  /** Runs at close, in reverse module order, before storage closes. */
+  stop?(): Promise<void>;
+}
+
+export type ModuleFactory = (deps: ModuleDeps) => GatewayModule | Promise<GatewayModule>;
