@@ -49,6 +49,10 @@ export const errors = {
   /** A media URL that could not be fetched, or that points where the gateway may not go (SSRF). */
   mediaUnreachable: (message: string) => new AppError('media_unreachable', 422, message),
   mediaUrlRefused: (message: string) => new AppError('media_url_refused', 422, message),
+  // integrations/chatwoot: setup against a Chatwoot server, its webhook
+  chatwootUnreachable: (message: string) => new AppError('chatwoot_unreachable', 502, `Chatwoot could not be reached: ${message}`),
+  chatwootRefused: (message: string) => new AppError('chatwoot_refused', 422, message),
+  chatwootWebhookRefused: (message: string) => new AppError('chatwoot_webhook_refused', 401, `webhook refused: ${message}`),
   sunset: () =>
     new AppError('gone', 410, 'unprefixed routes were removed on 2027-01-01; use the same path under /api/v1'),
 } as const;

@@ -66,9 +66,10 @@ import { VERSION } from './version.js';
 import { createLogger } from './logger.js';
 import { emptyResolvers } from './http/auth.js';
 import type { GatewayModule, ModuleDeps, ModuleFactory } from './modules.js';
+import { chatwootModule } from './integrations/chatwoot/index.js';
 
 /** Feature modules, in order: each adds its routes, credentials, sinks and background work. */
-const FEATURES: ModuleFactory[] = [];
+const FEATURES: ModuleFactory[] = [chatwootModule];
 import { acquireActiveLease } from './storage/active-lease.js';
 
 export interface GatewayOptions {

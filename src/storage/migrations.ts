@@ -252,6 +252,53 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('messages_instance_chat_time').on('messages').columns(['instance_id', 'remote_jid', 'message_timestamp']).execute();
       },
     },
+    // integrations/chatwoot: per-instance settings, WhatsApp chat <-> Chatwoot contact/conversation, message ids both ways.
+    '0010_chatwoot': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('chatwoot_configs')
+          .addColumn('instance_id', 'text', (c) => c.primaryKey().references('instances.id').onDelete('cascade'))
+          .addColumn('base_url', 'text', (c) => c.notNull())
+          .addColumn('account_id', 'integer', (c) => c.notNull())
+          .addColumn('api_token', 'text', (c) => c.notNull())
+          .addColumn('inbox_id', 'integer', (c) => c.notNull())
+          .addColumn('inbox_name', 'text', (c) => c.notNull())
+          // The unguessable part of the webhook URL Chatwoot calls.
+          .addColumn('webhook_secret', 'text', (c) => c.notNull())
+          .addColumn('signing_secret', 'text')
+          .addColumn('waygate_url', 'text')
+          // JSON: the behaviour switches and the ignore list.
+          .addColumn('options', 'text', (c) => c.notNull())
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('chatwoot_chats')
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('chat_jid', 'text', (c) => c.notNull())
+          .addColumn('contact_id', sql.raw(big), (c) => c.notNull())
+          .addColumn('source_id', 'text', (c) => c.notNull())
+          .addColumn('conversation_id', sql.raw(big))
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .addPrimaryKeyConstraint('chatwoot_chats_pk', ['instance_id', 'chat_jid'])
+          .execute();
+        await db.schema.createIndex('chatwoot_chats_conversation').on('chatwoot_chats').columns(['instance_id', 'conversation_id']).execute();
+        await db.schema
+          .createTable('chatwoot_messages')
+          .addColumn('id', sql.raw(serial), (c) => c.primaryKey())
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('chat_jid', 'text', (c) => c.notNull())
+          // Unique: a WhatsApp message is posted once. An agent message is claimed as `cw:<id>` before it
+          // is sent (a redelivered webhook finds the claim), then its WhatsApp ids are added.
+          .addColumn('wa_message_id', 'text', (c) => c.notNull())
+          // Null while a WhatsApp message is on its way to Chatwoot (a retry then looks for it there first).
+          .addColumn('cw_message_id', sql.raw(big))
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('chatwoot_messages_wa').unique().on('chatwoot_messages').columns(['instance_id', 'wa_message_id']).execute();
+        await db.schema.createIndex('chatwoot_messages_cw').on('chatwoot_messages').columns(['instance_id', 'cw_message_id']).execute();
+      },
+    },
   };
 }
 

@@ -212,6 +212,44 @@ export interface SendBatchItemsTable {
   sent_at: number | null;
 }
 
+/** integrations/chatwoot: one row per instance linked to a Chatwoot inbox. */
+export interface ChatwootConfigsTable {
+  instance_id: string;
+  base_url: string;
+  account_id: number;
+  api_token: string;
+  inbox_id: number;
+  inbox_name: string;
+  webhook_secret: string;
+  signing_secret: string | null;
+  waygate_url: string | null;
+  /** JSON: ChatwootOptions. */
+  options: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A WhatsApp chat and the Chatwoot contact, contact inbox (source_id) and conversation it maps to. */
+export interface ChatwootChatsTable {
+  instance_id: string;
+  chat_jid: string;
+  contact_id: number;
+  source_id: string;
+  conversation_id: number | null;
+  updated_at: number;
+}
+
+/** WhatsApp message id <-> Chatwoot message id, for both directions (dedupe and echo suppression). */
+export interface ChatwootMessagesTable {
+  id: Generated<number>;
+  instance_id: string;
+  chat_jid: string;
+  /** A WhatsApp message id, or `cw:<id>` for the claim of an agent message. */
+  wa_message_id: string;
+  cw_message_id: number | null;
+  created_at: number;
+}
+
 export interface Database {
   instances: InstancesTable;
   instance_tokens: InstanceTokensTable;
@@ -231,6 +269,9 @@ export interface Database {
   whatsapp_labels: WhatsAppLabelsTable;
   whatsapp_label_links: WhatsAppLabelLinksTable;
   whatsapp_calls: WhatsAppCallsTable;
+  chatwoot_configs: ChatwootConfigsTable;
+  chatwoot_chats: ChatwootChatsTable;
+  chatwoot_messages: ChatwootMessagesTable;
 }
 
 export type InstanceRow = Selectable<InstancesTable>;

@@ -1,0 +1,566 @@
+/**
+ * The Chatwoot integration, both ways, exactly once (docs/chatwoot.md):
+ *   WhatsApp -> Chatwoot: MESSAGE / SEND_MESSAGE events arrive through the durable outbox (a
+ *   DurableSink, so Chatwoot being down delays them, in order, and loses nothing). Each chat maps
+ *   to one contact (found by phone number before one is created), one contact inbox and one
+ *   conversation (reused, reopened or renewed per the settings); each message is claimed in the
+ *   mapping table before it is posted, so a redelivery never posts it twice.
+ *   Chatwoot -> WhatsApp: the webhook of the instance (secret in the path, optional signature)
+ *   accepts agents' outgoing, non-private messages and sends them through the MessagingService;
+ *   the messages Waygate posted itself (source_id `WAID:`) and those already sent are ignored.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { randomToken, type Clock } from '../../clock.js';
+import { errors } from '../../errors.js';
+import type { EventEnvelope } from '../../events/envelope.js';
+import type { Instance, InstanceService } from '../../instances/service.js';
+import { mediaKey, type MediaStore } from '../../media/store.js';
+import { jidToNumber, type SentMessage } from '../../network/port.js';
+import type { MessagingService } from '../../sending/service.js';
+import type { MessageStore } from '../../sending/store.js';
+import type { SessionRegistry } from '../../sessions/registry.js';
+import { ChatwootApiError, ChatwootClient, type CwConversation } from './client.js';
+import { AGENT_CLAIM, type ChatMapping, type ChatwootOptions, type ChatwootRepo, type ChatwootSettings } from './repo.js';
+
+/** source_id of every message Waygate posts: Chatwoot echoes it back in its webhook. */
+export const SOURCE_PREFIX = 'WAID:';
+/** A signed webhook older (or newer) than this is refused. */
+const SIGNATURE_TOLERANCE_S = 300;
+
+export interface ConfigInput extends ChatwootOptions {
+  baseUrl: string;
+  accountId: number;
+  apiAccessToken: string;
+  inboxId?: number | undefined;
+  inboxName?: string | undefined;
+  waygateUrl?: string | undefined;
+  signingSecret?: string | undefined;
+}
+
+export interface Health {
+  up: boolean;
+  lastError: string | null;
+  lastSuccessAt: number | null;
+}
+
+export interface ServiceDeps {
+  repo: ChatwootRepo;
+  instances: InstanceService;
+  sending: MessagingService;
+  sessions: SessionRegistry;
+  messages: MessageStore;
+  media: MediaStore;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  userAgent: string;
+  /** The API prefix routes live under (for the webhook URL). */
+  apiPrefix: string;
+}
+
+type Data = Record<string, unknown>;
+
+export class ChatwootService {
+  private readonly settings = new Map<string, ChatwootSettings>();
+  private readonly health = new Map<string, Health>();
+  /** Agent messages being sent, per instance: their SEND_MESSAGE waits until their ids are mapped. */
+  private readonly sending = new Map<string, Set<Promise<unknown>>>();
+  private readonly background = new Set<Promise<void>>();
+
+  constructor(private readonly deps: ServiceDeps) {}
+
+  async load(): Promise<void> {
+    for (const settings of await this.deps.repo.all()) this.settings.set(settings.instanceId, settings);
+  }
+
+  /** Synchronous, for DurableSink.wants: is Chatwoot set up for this instance? */
+  configured(instanceId: string): boolean {
+    return this.settings.has(instanceId);
+  }
+
+  // --- settings ---
+
+  async configure(instance: Instance, input: ConfigInput): Promise<{ settings: ChatwootSettings; inboxCreated: boolean }> {
+    if (input.inboxId === undefined && input.inboxName === undefined) throw errors.badRequest('give inboxId (an existing inbox) or inboxName');
+    if (input.inboxId !== undefined && input.inboxName !== undefined) throw errors.badRequest('give either inboxId or inboxName, not both');
+    const previous = this.settings.get(instance.id) ?? (await this.deps.repo.find(instance.id));
+    const webhookSecret = previous?.webhookSecret ?? randomToken(24);
+    const baseUrl = input.baseUrl.replace(/\/+$/, '');
+    const waygateUrl = input.waygateUrl ? input.waygateUrl.replace(/\/+$/, '') : null;
+    const client = new ChatwootClient({ baseUrl, accountId: input.accountId, apiToken: input.apiAccessToken }, this.deps.userAgent);
+    let inbox: { id: number; name: string };
+    let inboxCreated = false;
+    try {
+      if (input.inboxId !== undefined) {
+        inbox = await client.getInbox(input.inboxId);
+      } else {
+        const name = input.inboxName!;
+        // Reuse an inbox of that name (a second POST, a re-setup) rather than create a duplicate.
+        const existing = (await client.listInboxes()).find((i) => i.name === name);
+        if (existing) inbox = existing;
+        else {
+          if (!waygateUrl) throw errors.badRequest('waygateUrl is needed to create an inbox (its webhook_url points back at Waygate)');
+          inbox = await client.createApiInbox(name, `${waygateUrl}${this.webhookPath(instance.id, webhookSecret)}`);
+          inboxCreated = true;
+        }
+      }
+    } catch (error) {
+      if (error instanceof ChatwootApiError) {
+        if (error.status === 404) throw errors.chatwootRefused(`Chatwoot has no inbox ${input.inboxId ?? input.inboxName} in account ${input.accountId}`);
+        if (error.status === 401 || error.status === 403) throw errors.chatwootRefused('Chatwoot refused the api access token for this account');
+        throw errors.chatwootUnreachable(error.message);
+      }
+      throw error;
+    }
+    const now = this.deps.clock.now();
+    const settings: ChatwootSettings = {
+      instanceId: instance.id,
+      baseUrl,
+      accountId: input.accountId,
+      apiToken: input.apiAccessToken,
+      inboxId: inbox.id,
+      inboxName: inbox.name,
+      webhookSecret,
+      signingSecret: input.signingSecret ?? null,
+      waygateUrl,
+      options: {
+        signAgentMessages: input.signAgentMessages,
+        reopenConversation: input.reopenConversation,
+        conversationPending: input.conversationPending,
+        ignoreGroups: input.ignoreGroups,
+        ignore: input.ignore,
+      },
+      createdAt: previous?.createdAt ?? now,
+      updatedAt: now,
+    };
+    // Contacts, conversations and message ids belong to one account and inbox.
+    if (previous && (previous.inboxId !== settings.inboxId || previous.accountId !== settings.accountId || previous.baseUrl !== settings.baseUrl)) {
+      await this.deps.repo.forgetMappings(instance.id);
+    }
+    await this.deps.repo.save(settings);
+    this.settings.set(instance.id, settings);
+    return { settings, inboxCreated };
+  }
+
+  async read(instance: Instance): Promise<ChatwootSettings> {
+    const settings = await this.deps.repo.find(instance.id);
+    if (!settings) throw errors.notFound('Chatwoot settings of this instance');
+    return settings;
+  }
+
+  async remove(instance: Instance): Promise<void> {
+    const deleted = await this.deps.repo.delete(instance.id);
+    this.settings.delete(instance.id);
+    this.health.delete(instance.id);
+    if (!deleted) throw errors.notFound('Chatwoot settings of this instance');
+  }
+
+  forget(instanceId: string): void {
+    this.settings.delete(instanceId);
+    this.health.delete(instanceId);
+  }
+
+  webhookPath(instanceId: string, secret: string): string {
+    return `${this.deps.apiPrefix}/chatwoot/webhook/${encodeURIComponent(instanceId)}/${secret}`;
+  }
+
+  healthOf(instanceId: string): Health {
+    return this.health.get(instanceId) ?? { up: true, lastError: null, lastSuccessAt: null };
+  }
+
+  /** Number of instances whose last call to Chatwoot failed (for /metrics). */
+  failing(): number {
+    return [...this.health.values()].filter((h) => !h.up).length;
+  }
+
+  // --- WhatsApp -> Chatwoot ---
+
+  /**
+   * Brings one stored event to Chatwoot. Throws ChatwootApiError when Chatwoot should be tried
+   * again later (the outbox retries, in order); a message Chatwoot refuses for good is logged and skipped.
+   */
+  async deliver(envelope: EventEnvelope): Promise<void> {
+    const settings = this.settings.get(envelope.instanceId);
+    if (!settings) return;
+    if (envelope.event !== 'MESSAGE' && envelope.event !== 'SEND_MESSAGE') return;
+    try {
+      await this.deliverMessage(settings, envelope);
+      this.health.set(settings.instanceId, { up: true, lastError: null, lastSuccessAt: this.deps.clock.now() });
+    } catch (error) {
+      if (!(error instanceof ChatwootApiError)) throw error;
+      const previous = this.healthOf(settings.instanceId);
+      if (error.transient) {
+        this.health.set(settings.instanceId, { up: false, lastError: error.message, lastSuccessAt: previous.lastSuccessAt });
+        throw error;
+      }
+      this.health.set(settings.instanceId, { up: true, lastError: error.message, lastSuccessAt: previous.lastSuccessAt });
+      this.deps.log.warn({ instanceId: settings.instanceId, eventId: envelope.eventId, err: error.message }, 'Chatwoot refused a message; skipped');
+    }
+  }
+
+  private async deliverMessage(settings: ChatwootSettings, envelope: EventEnvelope): Promise<void> {
+    const data = envelope.data;
+    const key = data.key as { remoteJid?: string; fromMe?: boolean; id?: string; participant?: string } | undefined;
+    const message = data.message as Data | undefined;
+    if (!key?.remoteJid || !key.id || !message) return;
+    const chatJid = key.remoteJid;
+    if (!this.wantsChat(settings.options, chatJid)) return;
+    const instanceId = settings.instanceId;
+    // An agent message being sent right now: its ids are mapped when the send returns.
+    const inFlight = this.sending.get(instanceId);
+    if (inFlight && inFlight.size > 0) await Promise.allSettled([...inFlight]);
+
+    const existing = await this.deps.repo.byWhatsAppId(instanceId, key.id);
+    if (existing && existing.cwMessageId !== null) return; // posted before, or sent by an agent from Chatwoot
+
+    const fromMe = key.fromMe === true || envelope.event === 'SEND_MESSAGE';
+    const client = this.client(settings);
+    const protocol = message.protocolMessage as { type?: string; key?: { id?: string }; editedMessage?: Data } | undefined;
+    const edited = (message.editedMessage as { message?: { protocolMessage?: typeof protocol } } | undefined)?.message?.protocolMessage;
+    if (protocol?.type === 'REVOKE') {
+      await this.deleteInChatwoot(settings, client, protocol.key?.id);
+      return;
+    }
+    if (message.reactionMessage || (protocol && protocol.type !== 'MESSAGE_EDIT' && !edited)) return;
+
+    const group = chatJid.endsWith('@g.us');
+    const number = group ? undefined : jidToNumber(chatJid);
+    const chat = await this.chatOf(settings, client, chatJid, {
+      name: group ? `Group ${chatJid.split('@')[0] ?? chatJid}` : (!fromMe && typeof data.pushName === 'string' && data.pushName) || (number ? `+${number}` : chatJid),
+      ...(number ? { phone: `+${number}` } : {}),
+    });
+    const conversationId = await this.conversationOf(settings, client, chat, fromMe);
+
+    let content = textOf(message);
+    const edit = protocol?.type === 'MESSAGE_EDIT' ? protocol : edited;
+    let replyTo = quotedIdOf(message);
+    if (edit) {
+      content = `✏️ ${textOf(edit.editedMessage ?? {}) || ''}`.trim();
+      replyTo = edit.key?.id;
+    }
+    if (group && !fromMe) {
+      const author = (typeof data.participant === 'string' ? data.participant : key.participant) ?? '';
+      const authorNumber = jidToNumber(author);
+      const name = typeof data.pushName === 'string' && data.pushName ? data.pushName : authorNumber ? `+${authorNumber}` : author;
+      content = `**${name}**${authorNumber && name !== `+${authorNumber}` ? ` (+${authorNumber})` : ''}:\n${content}`;
+    }
+    const inReplyTo = replyTo ? (await this.deps.repo.byWhatsAppId(instanceId, replyTo))?.cwMessageId : null;
+    const sourceId = `${SOURCE_PREFIX}${key.id}`;
+
+    if (existing) {
+      // Claimed by an attempt that may have reached Chatwoot before failing: look there first.
+      const found = (await client.listMessages(conversationId)).find((m) => m.source_id === sourceId);
+      if (found) {
+        await this.deps.repo.posted(instanceId, key.id, found.id);
+        return;
+      }
+    } else {
+      await this.deps.repo.claim(instanceId, chatJid, key.id, null, this.deps.clock.now());
+    }
+    const attachment = await this.attachmentOf(instanceId, key.id, data);
+    const posted = await client.createMessage(conversationId, {
+      content,
+      messageType: fromMe ? 'outgoing' : 'incoming',
+      sourceId,
+      ...(inReplyTo ? { contentAttributes: { in_reply_to: inReplyTo } } : {}),
+      ...(attachment ? { attachment } : {}),
+    });
+    await this.deps.repo.posted(instanceId, key.id, posted.id);
+  }
+
+  private wantsChat(options: ChatwootOptions, chatJid: string): boolean {
+    if (chatJid === 'status@broadcast' || chatJid.endsWith('@newsletter') || chatJid.endsWith('@broadcast')) return false;
+    if (chatJid.endsWith('@g.us') && options.ignoreGroups) return false;
+    const number = jidToNumber(chatJid);
+    return !options.ignore.some((entry) => entry === chatJid || (number !== undefined && entry === number));
+  }
+
+  /** The chat's contact and contact inbox: stored, else found by phone number (or chat id), else created. */
+  private async chatOf(settings: ChatwootSettings, client: ChatwootClient, chatJid: string, who: { name: string; phone?: string }): Promise<ChatMapping> {
+    const stored = await this.deps.repo.chat(settings.instanceId, chatJid);
+    if (stored) return stored;
+    const candidates = await client.searchContacts(who.phone ? who.phone.slice(1) : chatJid);
+    let contact = candidates.find((c) => (who.phone && c.phone_number === who.phone) || c.identifier === chatJid);
+    let sourceId: string | undefined;
+    if (!contact) {
+      const created = await client.createContact({
+        inbox_id: settings.inboxId,
+        name: who.name,
+        identifier: chatJid,
+        ...(who.phone ? { phone_number: who.phone } : {}),
+      });
+      contact = created.contact;
+      sourceId = created.sourceId;
+    } else {
+      // One contact inbox per contact and inbox: reuse the one Chatwoot already has.
+      sourceId = contact.contact_inboxes?.find((ci) => ci.inbox?.id === settings.inboxId)?.source_id;
+      sourceId ??= await client.createContactInbox(contact.id, settings.inboxId, `waygate-${createHash('sha256').update(chatJid).digest('hex').slice(0, 24)}`);
+    }
+    const chat: ChatMapping = { chatJid, contactId: contact.id, sourceId, conversationId: null };
+    await this.deps.repo.saveChat(settings.instanceId, chat, this.deps.clock.now());
+    return chat;
+  }
+
+  /** The one conversation of the chat: kept, reopened or started anew per the settings. */
+  private async conversationOf(settings: ChatwootSettings, client: ChatwootClient, chat: ChatMapping, fromMe: boolean): Promise<number> {
+    const { options } = settings;
+    if (chat.conversationId !== null) {
+      let current: CwConversation | undefined;
+      try {
+        current = await client.getConversation(chat.conversationId);
+      } catch (error) {
+        if (!(error instanceof ChatwootApiError) || error.status !== 404) throw error;
+      }
+      if (current && current.status !== 'resolved') return current.id;
+      // Our own messages (phone, API) never reopen a conversation: they go into the last one.
+      if (current && fromMe) return current.id;
+      if (current && options.reopenConversation) {
+        await client.setStatus(current.id, 'open');
+        return current.id;
+      }
+    } else {
+      // A conversation may exist from before the mapping (a lost mapping, an agent who started it): reuse it.
+      const open = (await client.contactConversations(chat.contactId)).find((c) => c.inbox_id === settings.inboxId && c.status !== 'resolved');
+      if (open) {
+        await this.deps.repo.saveChat(settings.instanceId, { ...chat, conversationId: open.id }, this.deps.clock.now());
+        return open.id;
+      }
+    }
+    const created = await client.createConversation({
+      source_id: chat.sourceId,
+      inbox_id: settings.inboxId,
+      contact_id: chat.contactId,
+      status: options.conversationPending ? 'pending' : 'open',
+    });
+    await this.deps.repo.saveChat(settings.instanceId, { ...chat, conversationId: created.id }, this.deps.clock.now());
+    chat.conversationId = created.id;
+    return created.id;
+  }
+
+  private async deleteInChatwoot(settings: ChatwootSettings, client: ChatwootClient, waMessageId: string | undefined): Promise<void> {
+    if (!waMessageId) return;
+    const mapping = await this.deps.repo.byWhatsAppId(settings.instanceId, waMessageId);
+    if (!mapping?.cwMessageId) return;
+    const chat = await this.deps.repo.chat(settings.instanceId, mapping.chatJid);
+    if (!chat?.conversationId) return;
+    try {
+      await client.deleteMessage(chat.conversationId, mapping.cwMessageId);
+    } catch (error) {
+      if (!(error instanceof ChatwootApiError) || error.status !== 404) throw error;
+    }
+  }
+
+  private async attachmentOf(instanceId: string, messageId: string, data: Data): Promise<{ data: Buffer; mimetype: string; fileName: string } | undefined> {
+    const media = data.media as { mimetype?: string; fileName?: string; stored?: boolean } | undefined;
+    if (!media || media.stored === false) return undefined;
+    const bytes = await this.deps.media.read(mediaKey(instanceId, messageId));
+    if (!bytes) return undefined;
+    const mimetype = media.mimetype ?? 'application/octet-stream';
+    return { data: bytes, mimetype, fileName: media.fileName ?? `${messageId}.${extensionOf(mimetype)}` };
+  }
+
+  private client(settings: ChatwootSettings): ChatwootClient {
+    return new ChatwootClient({ baseUrl: settings.baseUrl, accountId: settings.accountId, apiToken: settings.apiToken }, this.deps.userAgent);
+  }
+
+  // --- Chatwoot -> WhatsApp ---
+
+  /**
+   * Checks a webhook call (secret of the path, then the signature when the inbox signs) and
+   * schedules its work; answers at once. Throws 401 when the call is not Chatwoot's.
+   */
+  async acceptWebhook(instanceId: string, secret: string, headers: Record<string, string | string[] | undefined>, rawBody: string, body: Data): Promise<{ ignored?: string }> {
+    const settings = this.settings.get(instanceId) ?? (await this.deps.repo.find(instanceId));
+    if (!settings || !sameSecret(secret, settings.webhookSecret)) throw errors.chatwootWebhookRefused('unknown instance or wrong webhook secret');
+    if (settings.signingSecret) {
+      const timestamp = String(headers['x-chatwoot-timestamp'] ?? '');
+      const signature = String(headers['x-chatwoot-signature'] ?? '');
+      const age = Math.abs(Math.floor(this.deps.clock.now() / 1000) - Number(timestamp));
+      if (!/^\d+$/.test(timestamp) || !(age <= SIGNATURE_TOLERANCE_S)) throw errors.chatwootWebhookRefused('X-Chatwoot-Timestamp missing or stale');
+      const expected = `sha256=${createHmac('sha256', settings.signingSecret).update(`${timestamp}.${rawBody}`).digest('hex')}`;
+      if (!sameSecret(signature, expected)) throw errors.chatwootWebhookRefused('X-Chatwoot-Signature does not match');
+    }
+    const ignored = whyIgnored(settings, body);
+    if (ignored) return { ignored };
+    const work = this.handleWebhook(settings, body).catch((error: unknown) =>
+      this.deps.log.error({ err: error, instanceId, chatwootMessageId: body.id }, 'could not bring a Chatwoot message to WhatsApp'),
+    );
+    this.background.add(work);
+    void work.finally(() => this.background.delete(work));
+    return {};
+  }
+
+  private async handleWebhook(settings: ChatwootSettings, body: Data): Promise<void> {
+    const instance = await this.deps.instances.find(settings.instanceId);
+    if (!instance) return;
+    const cwId = Number(body.id);
+    const conversation = (body.conversation ?? {}) as { id?: number; contact_inbox?: { source_id?: string }; meta?: { sender?: { phone_number?: string | null; identifier?: string | null } } };
+    if (body.event === 'message_updated') {
+      await this.deleteOnWhatsApp(instance, cwId);
+      return;
+    }
+    const chat = await this.chatOfConversation(settings, conversation);
+    if (!chat) {
+      this.deps.log.warn({ instanceId: instance.id, conversationId: conversation.id }, 'Chatwoot message in a conversation without a WhatsApp chat; ignored');
+      return;
+    }
+    // A redelivered webhook finds the claim and stops here.
+    if (!(await this.deps.repo.claim(instance.id, chat.chatJid, `${AGENT_CLAIM}${cwId}`, cwId, this.deps.clock.now()))) return;
+    const run = this.sendAgentMessage(settings, instance, chat.chatJid, cwId, body);
+    let set = this.sending.get(instance.id);
+    if (!set) this.sending.set(instance.id, (set = new Set()));
+    set.add(run);
+    try {
+      await run;
+    } finally {
+      set.delete(run);
+    }
+  }
+
+  private async sendAgentMessage(settings: ChatwootSettings, instance: Instance, chatJid: string, cwId: number, body: Data): Promise<void> {
+    const to = chatJid.endsWith('@g.us') ? chatJid : (jidToNumber(chatJid) ?? chatJid);
+    const sender = (body.sender ?? {}) as { name?: string; available_name?: string };
+    const agent = sender.available_name ?? sender.name;
+    const content = typeof body.content === 'string' ? body.content.trim() : '';
+    const text = content && settings.options.signAgentMessages && agent ? `*${agent}:*\n${content}` : content;
+    const attachments = (Array.isArray(body.attachments) ? body.attachments : []) as { data_url?: string; file_type?: string; extension?: string | null }[];
+    const sent: SentMessage[] = [];
+    const record = async (message: SentMessage) => {
+      sent.push(message);
+      await this.deps.repo.claim(instance.id, chatJid, message.key.id, cwId, this.deps.clock.now());
+    };
+    let captioned = false;
+    // Audio takes no caption: the text goes first, on its own.
+    if (text && (attachments.length === 0 || attachments[0]?.file_type === 'audio')) {
+      await record(await this.deps.sending.sendText(instance, { number: to, text }));
+      captioned = true;
+    }
+    for (const attachment of attachments) {
+      if (!attachment.data_url) continue;
+      const caption = !captioned && text ? text : undefined;
+      captioned = true;
+      await record(
+        await this.deps.sending.sendMedia(instance, {
+          number: to,
+          media: { url: attachment.data_url },
+          ...(attachment.file_type === 'audio' ? { type: 'audio' as const } : attachment.file_type === 'file' ? { type: 'document' as const } : {}),
+          ...(caption ? { caption } : {}),
+        }),
+      );
+    }
+  }
+
+  private async chatOfConversation(
+    settings: ChatwootSettings,
+    conversation: { id?: number; contact_inbox?: { source_id?: string }; meta?: { sender?: { phone_number?: string | null; identifier?: string | null } } },
+  ): Promise<ChatMapping | undefined> {
+    if (typeof conversation.id === 'number') {
+      const byConversation = await this.deps.repo.chatByConversation(settings.instanceId, conversation.id);
+      if (byConversation) return byConversation;
+    }
+    const sourceId = conversation.contact_inbox?.source_id;
+    const bySource = sourceId ? await this.deps.repo.chatBySource(settings.instanceId, sourceId) : undefined;
+    if (bySource) {
+      if (typeof conversation.id === 'number') await this.deps.repo.saveChat(settings.instanceId, { ...bySource, conversationId: conversation.id }, this.deps.clock.now());
+      return bySource;
+    }
+    // A conversation an agent started in Chatwoot with a contact that has a phone number.
+    const phone = conversation.meta?.sender?.phone_number;
+    const identifier = conversation.meta?.sender?.identifier;
+    const chatJid = identifier && /@(s\.whatsapp\.net|g\.us)$/.test(identifier) ? identifier : phone && /^\+\d{7,15}$/.test(phone) ? `${phone.slice(1)}@s.whatsapp.net` : undefined;
+    if (!chatJid || !sourceId || typeof conversation.id !== 'number') return undefined;
+    const sender = conversation.meta?.sender as { id?: number } | undefined;
+    const chat: ChatMapping = { chatJid, contactId: Number(sender?.id ?? 0), sourceId, conversationId: conversation.id };
+    await this.deps.repo.saveChat(settings.instanceId, chat, this.deps.clock.now());
+    return chat;
+  }
+
+  private async deleteOnWhatsApp(instance: Instance, cwId: number): Promise<void> {
+    const session = await this.deps.sessions.connected(instance);
+    if (!session.messages) return;
+    for (const id of await this.deps.repo.whatsAppIdsOf(instance.id, cwId)) {
+      const stored = await this.deps.messages.find(instance.id, id);
+      if (!stored) continue;
+      await session.messages.delete({
+        key: stored.key,
+        ...(stored.participant ? { participant: stored.participant } : {}),
+        message: stored.message,
+        messageTimestamp: stored.messageTimestamp,
+      });
+    }
+  }
+
+  /** Waits for webhook work in progress (shutdown, tests). */
+  async settled(): Promise<void> {
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
+  }
+}
+
+/** Why a webhook call needs no work (answered 200 all the same, so Chatwoot does not retry it). */
+function whyIgnored(settings: ChatwootSettings, body: Data): string | undefined {
+  const inbox = (body.inbox ?? {}) as { id?: number };
+  if (inbox.id !== undefined && Number(inbox.id) !== settings.inboxId) return 'another inbox';
+  if (body.event === 'message_updated') {
+    const attributes = (body.content_attributes ?? {}) as { deleted?: boolean };
+    return attributes.deleted === true && body.message_type === 'outgoing' ? undefined : 'not an agent deletion';
+  }
+  if (body.event !== 'message_created') return `event ${String(body.event)}`;
+  if (body.message_type !== 'outgoing') return 'not an outgoing message';
+  if (body.private === true) return 'private note';
+  if (typeof body.source_id === 'string' && body.source_id.startsWith(SOURCE_PREFIX)) return 'posted by Waygate';
+  const sender = (body.sender ?? {}) as { type?: string };
+  if (sender.type !== undefined && sender.type !== 'user' && sender.type !== 'agent_bot') return 'not sent by an agent';
+  if (!Number.isFinite(Number(body.id))) return 'no message id';
+  const hasContent = typeof body.content === 'string' && body.content.trim() !== '';
+  const hasAttachments = Array.isArray(body.attachments) && body.attachments.length > 0;
+  return hasContent || hasAttachments ? undefined : 'empty message';
+}
+
+/** Constant-time comparison of two secrets of any length. */
+function sameSecret(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** The text Chatwoot shows for a WhatsApp message payload. */
+export function textOf(message: Data): string {
+  const inner = (name: string) => message[name] as Data | undefined;
+  if (typeof message.conversation === 'string') return message.conversation;
+  const extended = inner('extendedTextMessage');
+  if (typeof extended?.text === 'string') return extended.text;
+  for (const name of ['imageMessage', 'videoMessage', 'documentMessage']) {
+    const media = inner(name);
+    if (media) return typeof media.caption === 'string' ? media.caption : '';
+  }
+  if (inner('audioMessage') || inner('stickerMessage')) return '';
+  const location = inner('locationMessage');
+  if (location) {
+    const name = typeof location.name === 'string' ? `${location.name}\n` : '';
+    return `📍 ${name}https://maps.google.com/?q=${String(location.degreesLatitude)},${String(location.degreesLongitude)}`;
+  }
+  const contact = inner('contactMessage');
+  if (contact) return `👤 ${str(contact.displayName)}\n${str(contact.vcard)}`.trim();
+  const poll = inner('pollCreationMessage') ?? inner('pollCreationMessageV3');
+  if (poll) return `📊 ${str(poll.name)}`;
+  const kind = Object.keys(message).find((k) => k !== 'messageContextInfo');
+  return kind ? `[${kind}]` : '';
+}
+
+/** The id of the message this one quotes (contextInfo.stanzaId of its content). */
+function quotedIdOf(message: Data): string | undefined {
+  for (const value of Object.values(message)) {
+    if (value && typeof value === 'object') {
+      const context = (value as { contextInfo?: { stanzaId?: unknown } }).contextInfo;
+      if (typeof context?.stanzaId === 'string') return context.stanzaId;
+    }
+  }
+  return undefined;
+}
+
+const str = (value: unknown): string => (typeof value === 'string' || typeof value === 'number' ? String(value) : '');
+
+function extensionOf(mimetype: string): string {
+  const sub = mimetype.split('/')[1]?.split(';')[0] ?? 'bin';
+  return sub === 'jpeg' ? 'jpg' : sub.replace(/[^a-z0-9]/gi, '') || 'bin';
+}
