@@ -102,6 +102,8 @@ export class ChatwootContract {
   readonly requests: string[] = [];
   /** While true every API request answers 503 (Chatwoot down). */
   down = false;
+  /** Messages to store and then answer 503 to (Chatwoot failing after its write: the retry must not double it). */
+  failAfterCreate = 0;
   url = '';
   private seq = 100;
   private server: http.Server;
@@ -363,6 +365,10 @@ export class ChatwootContract {
         if (body === undefined) return unprocessable('content or attachments required');
         const message = this.addMessage(conversation, body);
         void this.sendWebhook('message_created', message);
+        if (this.failAfterCreate > 0) {
+          this.failAfterCreate -= 1;
+          return { status: 503, body: { error: 'Service Unavailable' } };
+        }
         return ok(this.messageView(message));
       }
       if (m[3] && method === 'DELETE') {
