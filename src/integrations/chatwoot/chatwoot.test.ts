@@ -173,6 +173,11 @@ describe('WhatsApp -> Chatwoot', () => {
     expect(fromApi.status).toBe(200);
     const outgoing = await messageWithSource(fromApi.body.key.id);
     expect(outgoing).toMatchObject({ content: 'sent by our CRM', message_type: 1 });
+    // Chatwoot echoes the outgoing message to the webhook: it must not be sent to WhatsApp again.
+    await cw.settled();
+    await gw.dispatcher.whenIdle();
+    expect(cw.webhooks.some((w) => w.body.source_id === `WAID:${fromApi.body.key.id}` && w.body.message_type === 'outgoing')).toBe(true);
+    expect(events.of(customer.id, 'MESSAGE').filter((e) => JSON.stringify(e.data.message).includes('sent by our CRM'))).toHaveLength(1);
   });
 
   it('shows group messages with the sender name, and skips groups when ignoreGroups is set', async () => {
