@@ -71,7 +71,10 @@ export interface CwMessage {
   created_at: number;
   attachments: CwAttachment[];
   deleted: boolean;
+  status: 'sent' | 'delivered' | 'read' | 'failed';
 }
+
+type NewCwMessage = Omit<CwMessage, 'id' | 'conversation_id' | 'inbox_id' | 'created_at' | 'deleted' | 'status'>;
 
 export interface CwInbox {
   id: number;
@@ -193,6 +196,45 @@ export class ChatwootContract {
     message.content = 'This message was deleted';
     message.content_attributes = { ...message.content_attributes, deleted: true };
     return this.sendWebhook('message_updated', message, 'Agent Smith');
+  }
+
+  /** An agent resolves the conversation: `conversation_status_changed`. */
+  async agentResolve(conversationId: number): Promise<WebhookDelivery | undefined> {
+    const conversation = this.conversation(conversationId)!;
+    conversation.status = 'resolved';
+    return this.sendConversationWebhook(conversation, { event: 'conversation_status_changed', ...this.conversationWebhookData(conversation), changed_attributes: [{ status: { previous_value: 'open', current_value: 'resolved' } }] });
+  }
+
+  /** An agent starts or stops typing in the reply box: `conversation_typing_on` / `conversation_typing_off`. */
+  async agentTyping(conversationId: number, on: boolean): Promise<WebhookDelivery | undefined> {
+    const conversation = this.conversation(conversationId)!;
+    return this.sendConversationWebhook(conversation, {
+      event: on ? 'conversation_typing_on' : 'conversation_typing_off',
+      conversation: this.conversationWebhookData(conversation),
+      user: { id: 1, name: 'Agent Smith', type: 'user' },
+      is_private: false,
+    });
+  }
+
+  private conversationWebhookData(conversation: CwConversation) {
+    const contact = this.contacts.find((c) => c.id === conversation.contact_id)!;
+    return {
+      id: conversation.id,
+      inbox_id: conversation.inbox_id,
+      status: conversation.status,
+      contact_inbox: { contact_id: contact.id, inbox_id: conversation.inbox_id, source_id: conversation.source_id },
+      meta: { sender: { id: contact.id, name: contact.name, phone_number: contact.phone_number, identifier: contact.identifier, type: 'contact' } },
+      messages: [],
+    };
+  }
+
+  private async sendConversationWebhook(conversation: CwConversation, body: Record<string, unknown>): Promise<WebhookDelivery | undefined> {
+    const inbox = this.inboxes.find((i) => i.id === conversation.inbox_id);
+    if (!inbox?.webhook_url) return undefined;
+    const delivery: WebhookDelivery = { url: inbox.webhook_url, status: null, body };
+    delivery.status = await this.postWebhook(inbox.webhook_url, body, inbox.secret ? { secret: inbox.secret } : {}).catch(() => null);
+    this.webhooks.push(delivery);
+    return delivery;
   }
 
   /** Posts a raw webhook body to a URL, signed like Chatwoot when `secret` is given. */
@@ -371,6 +413,15 @@ export class ChatwootContract {
         }
         return ok(this.messageView(message));
       }
+      if (m[3] && method === 'PATCH') {
+        // update-message-status: API channel inboxes only; a read message stays read.
+        const message = this.messages.find((x) => x.id === Number(m[3]) && x.conversation_id === conversation.id);
+        if (!message) return notFound();
+        const body = json();
+        if (!['sent', 'delivered', 'read', 'failed'].includes(body.status)) return unprocessable('status is not valid');
+        if (!(message.status === 'read' && body.status === 'delivered')) message.status = body.status;
+        return ok(this.messageView(message));
+      }
       if (m[3] && method === 'DELETE') {
         const message = this.messages.find((x) => x.id === Number(m[3]) && x.conversation_id === conversation.id);
         if (!message) return notFound();
@@ -383,7 +434,7 @@ export class ChatwootContract {
     return notFound();
   }
 
-  private async messageBody(req: http.IncomingMessage, raw: Buffer): Promise<Omit<CwMessage, 'id' | 'conversation_id' | 'inbox_id' | 'created_at' | 'deleted'> | undefined> {
+  private async messageBody(req: http.IncomingMessage, raw: Buffer): Promise<NewCwMessage | undefined> {
     const type = String(req.headers['content-type'] ?? '');
     let fields: Record<string, unknown>;
     const attachments: CwAttachment[] = [];
@@ -415,8 +466,16 @@ export class ChatwootContract {
     };
   }
 
-  private addMessage(conversation: CwConversation, body: Omit<CwMessage, 'id' | 'conversation_id' | 'inbox_id' | 'created_at' | 'deleted'>): CwMessage {
-    const message: CwMessage = { ...body, id: this.next(), conversation_id: conversation.id, inbox_id: conversation.inbox_id, created_at: Math.floor(Date.now() / 1000), deleted: false };
+  private addMessage(conversation: CwConversation, body: NewCwMessage): CwMessage {
+    const message: CwMessage = {
+      ...body,
+      id: this.next(),
+      conversation_id: conversation.id,
+      inbox_id: conversation.inbox_id,
+      created_at: Math.floor(Date.now() / 1000),
+      deleted: false,
+      status: 'sent',
+    };
     this.messages.push(message);
     // Chatwoot reopens a resolved conversation when the contact writes in it.
     if (body.message_type === 0 && conversation.status === 'resolved') conversation.status = 'open';
@@ -496,7 +555,7 @@ export class ChatwootContract {
       message_type: message.message_type,
       created_at: message.created_at,
       private: message.private,
-      status: 'sent',
+      status: message.status,
       source_id: message.source_id,
       content_type: 'text',
       content_attributes: message.content_attributes,

@@ -139,6 +139,11 @@ export class ChatwootClient {
     return this.call('POST', path, form);
   }
 
+  /** Delivery status of a message of an API inbox (PATCH .../messages/{id}, `update-message-status`). */
+  async setMessageStatus(conversationId: number, messageId: number, status: 'sent' | 'delivered' | 'read' | 'failed'): Promise<void> {
+    await this.call('PATCH', `/conversations/${conversationId}/messages/${messageId}`, { status });
+  }
+
   async deleteMessage(conversationId: number, messageId: number): Promise<void> {
     await this.call('DELETE', `/conversations/${conversationId}/messages/${messageId}`);
   }

@@ -8,6 +8,8 @@ export interface ChatwootOptions {
   conversationPending: boolean;
   ignoreGroups: boolean;
   ignore: string[];
+  /** Sent to the WhatsApp chat when an agent resolves its conversation; empty sends nothing. */
+  closingMessage: string;
 }
 
 export interface ChatwootSettings {

@@ -3,7 +3,7 @@ import { errorResponses, INSTANCE } from '../../http/schemas.js';
 import { callerInstance, type RoutePlugin } from '../../http/types.js';
 import type { ChatwootSettings } from './repo.js';
 import * as S from './schema.js';
-import type { ChatwootService } from './service.js';
+import type { ChatwootService, ImportStatus } from './service.js';
 
 const tags = ['chatwoot'];
 const instance = { access: 'instance' as const };
@@ -35,6 +35,11 @@ function view(service: ChatwootService, settings: ChatwootSettings, reveal: bool
     createdAt: new Date(settings.createdAt).toISOString(),
     updatedAt: new Date(settings.updatedAt).toISOString(),
   };
+}
+
+function importView(status: ImportStatus) {
+  const time = (at: number | null) => (at === null ? null : new Date(at).toISOString());
+  return { ...status, startedAt: time(status.startedAt), finishedAt: time(status.finishedAt) };
 }
 
 export function chatwootRoutes(service: ChatwootService): RoutePlugin {
@@ -89,12 +94,34 @@ export function chatwootRoutes(service: ChatwootService): RoutePlugin {
       return { deleted: true as const, instanceId: current.id };
     });
 
+    app.post('/chatwoot/import', {
+      config: instance,
+      schema: {
+        tags, security: INSTANCE, summary: 'Import contacts and recent history into Chatwoot',
+        description:
+          'Starts a background import through Chatwoot\'s API (never into its database), paced by `intervalMs`: with `contacts`, a contact (found by phone number first, else created) for every person chat the instance lists; then the messages of the last `days` days from the message store, oldest first, each prefixed with its original time (Chatwoot dates messages when they are posted). Messages already in Chatwoot are skipped, so an import can be run again after a failure. Answers 202 with the import status; follow it with GET /chatwoot/import. 404 when Chatwoot is not set up; 409 while an import runs.',
+        body: S.ImportBody, response: { 202: S.ImportStatus, ...errorResponses(401, 403, 404, 409) },
+      },
+    }, async (request, reply) => {
+      const status = service.startImport(callerInstance(request), request.body);
+      return reply.status(202).send(importView(status));
+    });
+
+    app.get('/chatwoot/import', {
+      config: instance,
+      schema: {
+        tags, security: INSTANCE, summary: 'Status of the Chatwoot import',
+        description: 'The last import of the calling instance in this process: `idle` (none yet), `running`, `done` or `failed` (with `lastError`; run it again to continue).',
+        response: { 200: S.ImportStatus, ...errorResponses(401, 403) },
+      },
+    }, async (request) => importView(service.importStatus(callerInstance(request).id)));
+
     app.post('/chatwoot/webhook/:instance_id/:secret', {
       config: { access: 'none' as const },
       schema: {
         tags, summary: 'Chatwoot webhook (called by Chatwoot)',
         description:
-          'Chatwoot posts its webhook events here (the API inbox\'s `webhook_url`). The URL carries a per-instance random secret (shown once by POST /chatwoot); a wrong one gets 401. When a `signingSecret` is set, `X-Chatwoot-Signature` (`sha256=` + hex HMAC-SHA256 of `{X-Chatwoot-Timestamp}.{body}`) must match and the timestamp be at most 5 minutes off, else 401. Answered at once with 200; the work runs in the background. Used: `message_created` with `message_type` `outgoing`, not `private`, written by an agent (sent to the WhatsApp chat, signed with the agent\'s name when set, attachments fetched from their `data_url`); `message_updated` with `content_attributes.deleted` (deleted on WhatsApp). Messages Waygate posted itself (`source_id` `WAID:...`) and messages already sent are ignored, so nothing loops or doubles. Other events are answered with `ignored`.',
+          'Chatwoot posts its webhook events here (the API inbox\'s `webhook_url`). The URL carries a per-instance random secret (shown once by POST /chatwoot); a wrong one gets 401. When a `signingSecret` is set, `X-Chatwoot-Signature` (`sha256=` + hex HMAC-SHA256 of `{X-Chatwoot-Timestamp}.{body}`) must match and the timestamp be at most 5 minutes off, else 401. Answered at once with 200; the work runs in the background. Used: `message_created` with `message_type` `outgoing`, not `private`, written by an agent (sent to the WhatsApp chat, signed with the agent\'s name when set, attachments fetched from their `data_url`); `message_updated` with `content_attributes.deleted` (deleted on WhatsApp); `conversation_typing_on`/`off` ("typing…" on WhatsApp); `conversation_status_changed` to `resolved` (the `closingMessage`, when set). Messages Waygate posted itself (`source_id` `WAID:...`) and messages already sent are ignored, so nothing loops or doubles. Other events are answered with `ignored`.',
         params: S.WebhookParams, body: S.WebhookBody, response: { 200: S.WebhookReply, ...errorResponses(401) },
       },
     }, async (request) => {

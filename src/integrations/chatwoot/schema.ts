@@ -47,9 +47,34 @@ export const ConfigBody = Type.Object(
       maxItems: 1000,
       description: 'Chats never brought to Chatwoot: phone numbers (digits) or chat ids (`<number>@s.whatsapp.net`, `<id>@g.us`).',
     }),
+    closingMessage: Type.String({
+      default: '',
+      maxLength: 4096,
+      description: 'Sent to the WhatsApp chat when an agent resolves its conversation in Chatwoot (`conversation_status_changed` to `resolved`). Empty: nothing is sent.',
+    }),
   },
   { additionalProperties: false },
 );
+
+export const ImportBody = Type.Object(
+  {
+    contacts: Type.Boolean({ default: true, description: 'Create a Chatwoot contact (found by phone number first) for every person chat the instance lists.' }),
+    days: Type.Integer({ minimum: 0, maximum: 365, default: 7, description: 'Messages of the last `days` days from the message store are posted (0: none).' }),
+    maxMessages: Type.Integer({ minimum: 1, maximum: 100_000, default: 2000, description: 'At most this many messages, the newest kept.' }),
+    intervalMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 500, description: 'Pause between two calls that create something in Chatwoot (pacing).' }),
+  },
+  { additionalProperties: false },
+);
+
+export const ImportStatus = Type.Object({
+  state: Type.Enum(['idle', 'running', 'done', 'failed'] as const),
+  contacts: Type.Integer({ description: 'Contacts found or created.' }),
+  messages: Type.Integer({ description: 'Messages posted (already posted ones are skipped and not counted).' }),
+  total: Type.Integer({ description: 'Messages selected for import.' }),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  startedAt: Type.Union([Type.String(), Type.Null()]),
+  finishedAt: Type.Union([Type.String(), Type.Null()]),
+});
 
 export const ConfigView = Type.Object({
   instanceId: Type.String(),
@@ -68,6 +93,7 @@ export const ConfigView = Type.Object({
   conversationPending: Type.Boolean(),
   ignoreGroups: Type.Boolean(),
   ignore: Type.Array(Type.String()),
+  closingMessage: Type.String(),
   health: Type.Object(
     {
       up: Type.Boolean({ description: 'False after the last call to Chatwoot failed; events wait in the outbox and are retried.' }),

@@ -18,7 +18,7 @@ import type { Instance, InstanceService } from '../../instances/service.js';
 import { mediaKey, type MediaStore } from '../../media/store.js';
 import { jidToNumber, type SentMessage } from '../../network/port.js';
 import type { MessagingService } from '../../sending/service.js';
-import type { MessageStore } from '../../sending/store.js';
+import type { MessageStore, StoredMessage } from '../../sending/store.js';
 import type { SessionRegistry } from '../../sessions/registry.js';
 import { ChatwootApiError, ChatwootClient, type CwConversation } from './client.js';
 import { AGENT_CLAIM, type ChatMapping, type ChatwootOptions, type ChatwootRepo, type ChatwootSettings } from './repo.js';
@@ -36,6 +36,23 @@ export interface ConfigInput extends ChatwootOptions {
   inboxName?: string | undefined;
   waygateUrl?: string | undefined;
   signingSecret?: string | undefined;
+}
+
+export interface ImportRequest {
+  contacts: boolean;
+  days: number;
+  maxMessages: number;
+  intervalMs: number;
+}
+
+export interface ImportStatus {
+  state: 'idle' | 'running' | 'done' | 'failed';
+  contacts: number;
+  messages: number;
+  total: number;
+  lastError: string | null;
+  startedAt: number | null;
+  finishedAt: number | null;
 }
 
 export interface Health {
@@ -56,6 +73,8 @@ export interface ServiceDeps {
   userAgent: string;
   /** The API prefix routes live under (for the webhook URL). */
   apiPrefix: string;
+  /** Pacing of imports (tests pass their own). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 type Data = Record<string, unknown>;
@@ -66,6 +85,8 @@ export class ChatwootService {
   /** Agent messages being sent, per instance: their SEND_MESSAGE waits until their ids are mapped. */
   private readonly sending = new Map<string, Set<Promise<unknown>>>();
   private readonly background = new Set<Promise<void>>();
+  private readonly locks = new Map<string, Promise<void>>();
+  private readonly imports = new Map<string, ImportStatus>();
 
   constructor(private readonly deps: ServiceDeps) {}
 
@@ -129,6 +150,7 @@ export class ChatwootService {
         conversationPending: input.conversationPending,
         ignoreGroups: input.ignoreGroups,
         ignore: input.ignore,
+        closingMessage: input.closingMessage,
       },
       createdAt: previous?.createdAt ?? now,
       updatedAt: now,
@@ -182,9 +204,10 @@ export class ChatwootService {
   async deliver(envelope: EventEnvelope): Promise<void> {
     const settings = this.settings.get(envelope.instanceId);
     if (!settings) return;
-    if (envelope.event !== 'MESSAGE' && envelope.event !== 'SEND_MESSAGE') return;
+    if (envelope.event !== 'MESSAGE' && envelope.event !== 'SEND_MESSAGE' && envelope.event !== 'READ_RECEIPT') return;
     try {
-      await this.deliverMessage(settings, envelope);
+      if (envelope.event === 'READ_RECEIPT') await this.deliverReceipt(settings, envelope.data);
+      else await this.locked(settings.instanceId, () => this.deliverMessage(settings, envelope.data, envelope.event === 'SEND_MESSAGE'));
       this.health.set(settings.instanceId, { up: true, lastError: null, lastSuccessAt: this.deps.clock.now() });
     } catch (error) {
       if (!(error instanceof ChatwootApiError)) throw error;
@@ -198,8 +221,34 @@ export class ChatwootService {
     }
   }
 
-  private async deliverMessage(settings: ChatwootSettings, envelope: EventEnvelope): Promise<void> {
-    const data = envelope.data;
+  /** One instance's chats are created one at a time (the outbox lane and a history import share them). */
+  private locked<T>(instanceId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(instanceId) ?? Promise.resolve();
+    const run = previous.then(work, work);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.locks.set(instanceId, tail);
+    void tail.then(() => {
+      if (this.locks.get(instanceId) === tail) this.locks.delete(instanceId);
+    });
+    return run;
+  }
+
+  /** Read receipts of messages in Chatwoot: their status follows (API inboxes; older Chatwoot answers 404, skipped). */
+  private async deliverReceipt(settings: ChatwootSettings, data: Data): Promise<void> {
+    const key = data.key as { id?: string } | undefined;
+    const status = data.receipt === 'delivered' ? 'delivered' : data.receipt === 'read' || data.receipt === 'played' ? 'read' : undefined;
+    if (!key?.id || !status) return;
+    const mapping = await this.deps.repo.byWhatsAppId(settings.instanceId, key.id);
+    if (!mapping?.cwMessageId) return;
+    const chat = await this.deps.repo.chat(settings.instanceId, mapping.chatJid);
+    if (!chat?.conversationId) return;
+    await this.client(settings).setMessageStatus(chat.conversationId, mapping.cwMessageId, status);
+  }
+
+  private async deliverMessage(settings: ChatwootSettings, data: Data, sentEvent: boolean, importedAt?: number): Promise<void> {
     const key = data.key as { remoteJid?: string; fromMe?: boolean; id?: string; participant?: string } | undefined;
     const message = data.message as Data | undefined;
     if (!key?.remoteJid || !key.id || !message) return;
@@ -213,7 +262,7 @@ export class ChatwootService {
     const existing = await this.deps.repo.byWhatsAppId(instanceId, key.id);
     if (existing && existing.cwMessageId !== null) return; // posted before, or sent by an agent from Chatwoot
 
-    const fromMe = key.fromMe === true || envelope.event === 'SEND_MESSAGE';
+    const fromMe = key.fromMe === true || sentEvent;
     const client = this.client(settings);
     const protocol = message.protocolMessage as { type?: string; key?: { id?: string }; editedMessage?: Data } | undefined;
     const edited = (message.editedMessage as { message?: { protocolMessage?: typeof protocol } } | undefined)?.message?.protocolMessage;
@@ -244,6 +293,7 @@ export class ChatwootService {
       const name = typeof data.pushName === 'string' && data.pushName ? data.pushName : authorNumber ? `+${authorNumber}` : author;
       content = `**${name}**${authorNumber && name !== `+${authorNumber}` ? ` (+${authorNumber})` : ''}:\n${content}`;
     }
+    if (importedAt !== undefined) content = `🕓 ${new Date(importedAt * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC\n${content}`;
     const inReplyTo = replyTo ? (await this.deps.repo.byWhatsAppId(instanceId, replyTo))?.cwMessageId : null;
     const sourceId = `${SOURCE_PREFIX}${key.id}`;
 
@@ -363,6 +413,86 @@ export class ChatwootService {
     return new ChatwootClient({ baseUrl: settings.baseUrl, accountId: settings.accountId, apiToken: settings.apiToken }, this.deps.userAgent);
   }
 
+  // --- import (through Chatwoot's API, paced; never into its database) ---
+
+  importStatus(instanceId: string): ImportStatus {
+    return this.imports.get(instanceId) ?? { state: 'idle', contacts: 0, messages: 0, total: 0, lastError: null, startedAt: null, finishedAt: null };
+  }
+
+  /** Starts importing contacts and recent history in the background; 409 while one runs. */
+  startImport(instance: Instance, request: ImportRequest): ImportStatus {
+    const settings = this.settings.get(instance.id);
+    if (!settings) throw errors.notFound('Chatwoot settings of this instance');
+    if (this.imports.get(instance.id)?.state === 'running') throw errors.conflict('an import of this instance is running; see GET /chatwoot/import');
+    const status: ImportStatus = { state: 'running', contacts: 0, messages: 0, total: 0, lastError: null, startedAt: this.deps.clock.now(), finishedAt: null };
+    this.imports.set(instance.id, status);
+    const work = this.runImport(settings, instance, request, status).then(
+      () => {
+        status.state = 'done';
+      },
+      (error: unknown) => {
+        status.state = 'failed';
+        status.lastError = error instanceof Error ? error.message : String(error);
+        this.deps.log.warn({ instanceId: instance.id, err: status.lastError }, 'Chatwoot import stopped; run it again to continue (nothing is posted twice)');
+      },
+    ).finally(() => {
+      status.finishedAt = this.deps.clock.now();
+    });
+    this.background.add(work);
+    void work.finally(() => this.background.delete(work));
+    return { ...status };
+  }
+
+  private async runImport(settings: ChatwootSettings, instance: Instance, request: ImportRequest, status: ImportStatus): Promise<void> {
+    const sleep = this.deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+    const client = this.client(settings);
+    if (request.contacts) {
+      const session = await this.deps.sessions.connected(instance);
+      for (let offset = 0; session.chats; ) {
+        const page = await session.chats.list({ kind: 'person' }, { offset, limit: 100 });
+        for (const chat of page.items) {
+          if (!this.wantsChat(settings.options, chat.chatId) || !this.settings.has(instance.id)) continue;
+          const number = jidToNumber(chat.chatId);
+          await this.locked(instance.id, () =>
+            this.chatOf(settings, client, chat.chatId, { name: chat.name ?? (number ? `+${number}` : chat.chatId), ...(number ? { phone: `+${number}` } : {}) }),
+          );
+          status.contacts += 1;
+          if (request.intervalMs > 0) await sleep(request.intervalMs);
+        }
+        offset += page.items.length;
+        if (page.items.length === 0 || offset >= page.total) break;
+      }
+    }
+    if (request.days === 0) return;
+    const since = Math.floor(this.deps.clock.now() / 1000) - request.days * 86_400;
+    const selected: StoredMessage[] = [];
+    // The store answers newest first: keep the newest maxMessages, then post them oldest first.
+    for (let offset = 0; selected.length < request.maxMessages; ) {
+      const page = await this.deps.messages.search(instance.id, { since }, { offset, limit: Math.min(500, request.maxMessages - selected.length) });
+      selected.push(...page.items);
+      offset += page.items.length;
+      if (page.items.length === 0 || offset >= page.total) break;
+    }
+    selected.reverse();
+    status.total = selected.length;
+    for (const message of selected) {
+      if (!this.settings.has(instance.id)) return;
+      const before = await this.deps.repo.byWhatsAppId(instance.id, message.key.id);
+      if (before?.cwMessageId != null) continue;
+      const data: Data = {
+        key: message.key,
+        message: message.message,
+        messageTimestamp: message.messageTimestamp,
+        ...(message.participant ? { participant: message.participant } : {}),
+        ...(message.pushName ? { pushName: message.pushName } : {}),
+        ...(message.media ? { media: { mimetype: message.media.mimetype, ...(message.media.fileName ? { fileName: message.media.fileName } : {}) } } : {}),
+      };
+      await this.locked(instance.id, () => this.deliverMessage(settings, data, message.key.fromMe, message.messageTimestamp));
+      if ((await this.deps.repo.byWhatsAppId(instance.id, message.key.id))?.cwMessageId != null) status.messages += 1;
+      if (request.intervalMs > 0) await sleep(request.intervalMs);
+    }
+  }
+
   // --- Chatwoot -> WhatsApp ---
 
   /**
@@ -397,6 +527,10 @@ export class ChatwootService {
     const conversation = (body.conversation ?? {}) as { id?: number; contact_inbox?: { source_id?: string }; meta?: { sender?: { phone_number?: string | null; identifier?: string | null } } };
     if (body.event === 'message_updated') {
       await this.deleteOnWhatsApp(instance, cwId);
+      return;
+    }
+    if (body.event === 'conversation_status_changed' || body.event === 'conversation_typing_on' || body.event === 'conversation_typing_off') {
+      await this.conversationEvent(settings, instance, body);
       return;
     }
     const chat = await this.chatOfConversation(settings, conversation);
@@ -475,6 +609,24 @@ export class ChatwootService {
     return chat;
   }
 
+  /** An agent typing (shown as "typing…" on WhatsApp), or resolving the conversation (the closing message). */
+  private async conversationEvent(settings: ChatwootSettings, instance: Instance, body: Data): Promise<void> {
+    // conversation_status_changed carries the conversation itself; typing events carry it under `conversation`.
+    const conversation = (body.event === 'conversation_status_changed' ? body : (body.conversation ?? {})) as Parameters<ChatwootService['chatOfConversation']>[1] & { status?: string };
+    const chat = await this.chatOfConversation(settings, conversation);
+    if (!chat) return;
+    const to = chat.chatJid.endsWith('@g.us') ? chat.chatJid : (jidToNumber(chat.chatJid) ?? chat.chatJid);
+    if (body.event === 'conversation_status_changed') {
+      if (conversation.status !== 'resolved' || !settings.options.closingMessage) return;
+      const sent = await this.deps.sending.sendText(instance, { number: to, text: settings.options.closingMessage });
+      // Known as Waygate's own: its SEND_MESSAGE is not posted back into the resolved conversation.
+      await this.deps.repo.claim(instance.id, chat.chatJid, sent.key.id, 0, this.deps.clock.now());
+      return;
+    }
+    const session = await this.deps.sessions.connected(instance);
+    await session.messages?.sendPresence(chat.chatJid, body.event === 'conversation_typing_on' ? 'composing' : 'paused');
+  }
+
   private async deleteOnWhatsApp(instance: Instance, cwId: number): Promise<void> {
     const session = await this.deps.sessions.connected(instance);
     if (!session.messages) return;
@@ -499,10 +651,17 @@ export class ChatwootService {
 /** Why a webhook call needs no work (answered 200 all the same, so Chatwoot does not retry it). */
 function whyIgnored(settings: ChatwootSettings, body: Data): string | undefined {
   const inbox = (body.inbox ?? {}) as { id?: number };
-  if (inbox.id !== undefined && Number(inbox.id) !== settings.inboxId) return 'another inbox';
+  const inboxId = inbox.id ?? (body as { inbox_id?: number }).inbox_id;
+  if (inboxId !== undefined && Number(inboxId) !== settings.inboxId) return 'another inbox';
   if (body.event === 'message_updated') {
     const attributes = (body.content_attributes ?? {}) as { deleted?: boolean };
     return attributes.deleted === true && body.message_type === 'outgoing' ? undefined : 'not an agent deletion';
+  }
+  if (body.event === 'conversation_typing_on' || body.event === 'conversation_typing_off') {
+    return (body as { is_private?: boolean }).is_private === true ? 'private typing' : undefined;
+  }
+  if (body.event === 'conversation_status_changed') {
+    return body.status === 'resolved' && settings.options.closingMessage ? undefined : 'no closing message to send';
   }
   if (body.event !== 'message_created') return `event ${String(body.event)}`;
   if (body.message_type !== 'outgoing') return 'not an outgoing message';

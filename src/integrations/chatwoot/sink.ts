@@ -19,7 +19,7 @@ export class ChatwootSink implements DurableSink {
   }
 
   async deliver(entry: OutboxEntry): Promise<void> {
-    if (entry.type !== 'MESSAGE' && entry.type !== 'SEND_MESSAGE') return;
+    if (entry.type !== 'MESSAGE' && entry.type !== 'SEND_MESSAGE' && entry.type !== 'READ_RECEIPT') return;
     try {
       await this.service.deliver(JSON.parse(entry.body) as EventEnvelope);
     } catch (error) {
