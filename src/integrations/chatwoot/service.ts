@@ -540,9 +540,13 @@ export class ChatwootService {
     }
     // A redelivered webhook finds the claim and stops here.
     if (!(await this.deps.repo.claim(instance.id, chat.chatJid, `${AGENT_CLAIM}${cwId}`, cwId, this.deps.clock.now()))) return;
-    const run = this.sendAgentMessage(settings, instance, chat.chatJid, cwId, body);
-    let set = this.sending.get(instance.id);
-    if (!set) this.sending.set(instance.id, (set = new Set()));
+    await this.tracked(instance.id, this.sendAgentMessage(settings, instance, chat.chatJid, cwId, body));
+  }
+
+  /** A send whose SEND_MESSAGE events must wait (in deliverMessage) until its ids are mapped. */
+  private async tracked(instanceId: string, run: Promise<void>): Promise<void> {
+    let set = this.sending.get(instanceId);
+    if (!set) this.sending.set(instanceId, (set = new Set()));
     set.add(run);
     try {
       await run;
@@ -618,9 +622,13 @@ export class ChatwootService {
     const to = chat.chatJid.endsWith('@g.us') ? chat.chatJid : (jidToNumber(chat.chatJid) ?? chat.chatJid);
     if (body.event === 'conversation_status_changed') {
       if (conversation.status !== 'resolved' || !settings.options.closingMessage) return;
-      const sent = await this.deps.sending.sendText(instance, { number: to, text: settings.options.closingMessage });
-      // Known as Waygate's own: its SEND_MESSAGE is not posted back into the resolved conversation.
-      await this.deps.repo.claim(instance.id, chat.chatJid, sent.key.id, 0, this.deps.clock.now());
+      const text = settings.options.closingMessage;
+      const send = async () => {
+        const sent = await this.deps.sending.sendText(instance, { number: to, text });
+        // Known as Waygate's own (cw id 0): its SEND_MESSAGE is not posted back into the resolved conversation.
+        await this.deps.repo.claim(instance.id, chat.chatJid, sent.key.id, 0, this.deps.clock.now());
+      };
+      await this.tracked(instance.id, send());
       return;
     }
     const session = await this.deps.sessions.connected(instance);
