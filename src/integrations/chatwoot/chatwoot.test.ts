@@ -2,6 +2,9 @@
  * The Chatwoot integration end to end: a real gateway with sandbox instances, and the Chatwoot
  * contract server (test/support/chatwoot.ts, built from Chatwoot's swagger) as Chatwoot.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startChatwoot, type ChatwootContract } from '../../../test/support/chatwoot.js';
 import {
@@ -404,4 +407,53 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       expect((await gw.api('GET', '/api/v1/chatwoot', { key: support.token })).status).toBe(404);
     });
   });
+});
+
+describe('Chatwoot integration across a restart', () => {
+  it('delivers the events that waited for Chatwoot after the gateway restarts, once each, in order; the webhook keeps working', async () => {
+    const cw = await startChatwoot();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-chatwoot-'));
+    const env = { MEDIA_ALLOW_PRIVATE_URLS: 'true', MEDIA_ALLOW_HTTP_URLS: 'true', CHANNEL_RETRY_BASE_MS: '50', CHANNEL_RETRY_MAX_MS: '200' };
+    let gw = await startGateway({ dataDir, env });
+    try {
+      const support = await connectedInstance(gw, uniqueNumber());
+      const customer = await connectedInstance(gw, uniqueNumber());
+      const set = await gw.api('POST', '/api/v1/chatwoot', {
+        key: support.token,
+        body: { baseUrl: cw.url, accountId: cw.accountId, apiAccessToken: cw.token, inboxName: 'Restart', waygateUrl: gw.url },
+      });
+      expect(set.status).toBe(200);
+      const first = await gw.api('POST', '/api/v1/send/text', { key: customer.token, body: { number: support.number, text: 'before the outage' } });
+      await waitFor(() => cw.messages.find((m) => m.source_id === `WAID:${first.body.key.id}`), 10_000, 'first message');
+      cw.down = true;
+      const ids: string[] = [];
+      for (const text of ['waiting 1', 'waiting 2', 'waiting 3']) {
+        ids.push((await gw.api('POST', '/api/v1/send/text', { key: customer.token, body: { number: support.number, text } })).body.key.id);
+      }
+      const before = cw.requests.length;
+      await waitFor(() => (cw.requests.length >= before + 2 ? true : undefined), 10_000, 'retries while down');
+      await gw.stop();
+      cw.down = false;
+      gw = await startGateway({ dataDir, env });
+      const posted = await Promise.all(ids.map((id) => waitFor(() => cw.messages.find((m) => m.source_id === `WAID:${id}`), 10_000, `message ${id}`)));
+      expect(posted.map((m) => m.content)).toEqual(['waiting 1', 'waiting 2', 'waiting 3']);
+      expect(posted[1]!.id).toBeGreaterThan(posted[0]!.id);
+      expect(posted[2]!.id).toBeGreaterThan(posted[1]!.id);
+      await gw.dispatcher.whenIdle();
+      for (const id of [first.body.key.id as string, ...ids]) expect(cw.messages.filter((m) => m.source_id === `WAID:${id}`)).toHaveLength(1);
+      expect(cw.conversations).toHaveLength(1);
+
+      // The webhook URL (and its secret) survived the restart; only the test's port changed.
+      cw.inboxes[0]!.webhook_url = `${gw.url}${set.body.webhookPath as string}`;
+      const events = recordEvents(gw);
+      const { delivery } = await cw.agentReply(cw.conversations[0]!.id, { content: 'back online', agentName: 'Bo' });
+      expect(delivery?.status).toBe(200);
+      await events.next(customer.id, 'MESSAGE', (e) => JSON.stringify(e.data.message).includes('back online'));
+    } finally {
+      await cw.settled();
+      await gw.stop();
+      await cw.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
