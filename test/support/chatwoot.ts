@@ -72,6 +72,7 @@ export interface CwMessage {
   attachments: CwAttachment[];
   deleted: boolean;
   status: 'sent' | 'delivered' | 'read' | 'failed';
+  external_error?: string;
 }
 
 type NewCwMessage = Omit<CwMessage, 'id' | 'conversation_id' | 'inbox_id' | 'created_at' | 'deleted' | 'status'>;
@@ -160,6 +161,14 @@ export class ChatwootContract {
 
   messagesOf(conversationId: number): CwMessage[] {
     return this.messages.filter((m) => m.conversation_id === conversationId && !m.deleted);
+  }
+
+  /** An admin deletes a contact (with its conversations and messages) in Chatwoot. */
+  deleteContact(contactId: number): void {
+    const conversations = new Set(this.conversationsOf(contactId).map((c) => c.id));
+    this.contacts.splice(this.contacts.findIndex((c) => c.id === contactId), 1);
+    for (let i = this.conversations.length - 1; i >= 0; i -= 1) if (conversations.has(this.conversations[i]!.id)) this.conversations.splice(i, 1);
+    for (const message of this.messages) if (conversations.has(message.conversation_id)) message.deleted = true;
   }
 
   resolve(conversationId: number): void {
@@ -420,6 +429,7 @@ export class ChatwootContract {
         const body = json();
         if (!['sent', 'delivered', 'read', 'failed'].includes(body.status)) return unprocessable('status is not valid');
         if (!(message.status === 'read' && body.status === 'delivered')) message.status = body.status;
+        if (body.status === 'failed' && typeof body.external_error === 'string') message.external_error = body.external_error;
         return ok(this.messageView(message));
       }
       if (m[3] && method === 'DELETE') {

@@ -259,6 +259,20 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       expect(received.data.media).toMatchObject({ mimetype: 'image/png', fileLength: samples.png.length });
     });
 
+    it('marks an agent message failed in Chatwoot, with the reason, when it cannot be sent', async () => {
+      const conversation = await conversationOfCustomer();
+      const { message } = await cw.agentReply(conversation.id, { content: 'draft', private: true });
+      const body = {
+        ...cw.webhookBody('message_created', message),
+        private: false,
+        content: 'see attached',
+        attachments: [{ id: 1, file_type: 'image', data_url: 'http://127.0.0.1:1/unreachable.png' }],
+      };
+      expect(await cw.postWebhook(`${gw.url}${webhookPath}`, body)).toBe(200);
+      await waitFor(() => (cw.messages.find((m) => m.id === message.id)?.status === 'failed' ? true : undefined), 15_000, 'failed status');
+      expect(cw.messages.find((m) => m.id === message.id)!.external_error).toMatch(/^not sent to WhatsApp: /);
+    });
+
     it('does not send private notes', async () => {
       const conversation = await conversationOfCustomer();
       const { delivery } = await cw.agentReply(conversation.id, { content: 'internal: VIP customer', private: true });
@@ -381,7 +395,7 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       expect(done).toMatchObject({ state: 'done', total: 3, messages: 3, lastError: null });
       expect(done.contacts).toBeGreaterThanOrEqual(1);
       const posted = await Promise.all(ids.map((id) => messageWithSource(id)));
-      expect(posted.map((m) => m.content.split('\n').pop())).toEqual(['old 1', 'old 2', 'old 3']);
+      expect(posted.map((m) => m.content?.split('\n').pop())).toEqual(['old 1', 'old 2', 'old 3']);
       expect(posted[0]!.content).toMatch(/^🕓 \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\n/);
       expect(cw.contactByPhone(`+${buyer.number}`)).toHaveLength(1);
 
@@ -394,6 +408,17 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       expect(second).toMatchObject({ state: 'done', messages: 0 });
       for (const id of ids) expect(cw.messages.filter((m) => m.source_id === `WAID:${id}`)).toHaveLength(1);
       expect(cw.contactByPhone(`+${buyer.number}`)).toHaveLength(1);
+    });
+
+    it('finds or creates the contact again when it was deleted in Chatwoot', async () => {
+      const old = contactOfCustomer()[0]!;
+      cw.deleteContact(old.id);
+      const id = await customerSays('anyone there? new contact');
+      const posted = await messageWithSource(id);
+      const fresh = contactOfCustomer();
+      expect(fresh).toHaveLength(1);
+      expect(fresh[0]!.id).not.toBe(old.id);
+      expect(cw.conversations.find((c) => c.id === posted.conversation_id)!.contact_id).toBe(fresh[0]!.id);
     });
 
     it('DELETE removes the settings: no more events to Chatwoot, the webhook URL stops working', async () => {

@@ -140,8 +140,8 @@ export class ChatwootClient {
   }
 
   /** Delivery status of a message of an API inbox (PATCH .../messages/{id}, `update-message-status`). */
-  async setMessageStatus(conversationId: number, messageId: number, status: 'sent' | 'delivered' | 'read' | 'failed'): Promise<void> {
-    await this.call('PATCH', `/conversations/${conversationId}/messages/${messageId}`, { status });
+  async setMessageStatus(conversationId: number, messageId: number, status: 'sent' | 'delivered' | 'read' | 'failed', externalError?: string): Promise<void> {
+    await this.call('PATCH', `/conversations/${conversationId}/messages/${messageId}`, { status, ...(externalError ? { external_error: externalError } : {}) });
   }
 
   async deleteMessage(conversationId: number, messageId: number): Promise<void> {
@@ -164,7 +164,8 @@ export class ChatwootClient {
       throw new ChatwootApiError(`Chatwoot did not answer ${method} ${path}: ${error instanceof Error ? error.message : String(error)}`, null);
     }
     const text = await response.text();
-    if (!response.ok) throw new ChatwootApiError(`Chatwoot answered ${response.status} to ${method} ${path}: ${text.slice(0, 300)}`, response.status);
+    // Chatwoot's own error text is not repeated: the base URL is the caller's, and its answers are not shown back.
+    if (!response.ok) throw new ChatwootApiError(`Chatwoot answered ${response.status} to ${method} ${path}`, response.status);
     try {
       return (text === '' ? {} : JSON.parse(text)) as T;
     } catch {

@@ -96,6 +96,10 @@ export class ChatwootRepo {
     await this.db.deleteFrom('chatwoot_chats').where('instance_id', '=', instanceId).execute();
   }
 
+  async forgetChat(instanceId: string, chatJid: string): Promise<void> {
+    await this.db.deleteFrom('chatwoot_chats').where('instance_id', '=', instanceId).where('chat_jid', '=', chatJid).execute();
+  }
+
   async chat(instanceId: string, chatJid: string): Promise<ChatMapping | undefined> {
     const row = await this.db.selectFrom('chatwoot_chats').selectAll().where('instance_id', '=', instanceId).where('chat_jid', '=', chatJid).executeTakeFirst();
     return row ? toChat(row) : undefined;

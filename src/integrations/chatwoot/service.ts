@@ -274,12 +274,6 @@ export class ChatwootService {
 
     const group = chatJid.endsWith('@g.us');
     const number = group ? undefined : jidToNumber(chatJid);
-    const chat = await this.chatOf(settings, client, chatJid, {
-      name: group ? `Group ${chatJid.split('@')[0] ?? chatJid}` : (!fromMe && typeof data.pushName === 'string' && data.pushName) || (number ? `+${number}` : chatJid),
-      ...(number ? { phone: `+${number}` } : {}),
-    });
-    const conversationId = await this.conversationOf(settings, client, chat, fromMe);
-
     let content = textOf(message);
     const edit = protocol?.type === 'MESSAGE_EDIT' ? protocol : edited;
     let replyTo = quotedIdOf(message);
@@ -296,26 +290,42 @@ export class ChatwootService {
     if (importedAt !== undefined) content = `🕓 ${new Date(importedAt * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC\n${content}`;
     const inReplyTo = replyTo ? (await this.deps.repo.byWhatsAppId(instanceId, replyTo))?.cwMessageId : null;
     const sourceId = `${SOURCE_PREFIX}${key.id}`;
-
-    if (existing) {
-      // Claimed by an attempt that may have reached Chatwoot before failing: look there first.
-      const found = (await client.listMessages(conversationId)).find((m) => m.source_id === sourceId);
-      if (found) {
-        await this.deps.repo.posted(instanceId, key.id, found.id);
-        return;
-      }
-    } else {
-      await this.deps.repo.claim(instanceId, chatJid, key.id, null, this.deps.clock.now());
-    }
     const attachment = await this.attachmentOf(instanceId, key.id, data);
-    const posted = await client.createMessage(conversationId, {
-      content,
-      messageType: fromMe ? 'outgoing' : 'incoming',
-      sourceId,
-      ...(inReplyTo ? { contentAttributes: { in_reply_to: inReplyTo } } : {}),
-      ...(attachment ? { attachment } : {}),
-    });
-    await this.deps.repo.posted(instanceId, key.id, posted.id);
+    const who = {
+      name: group ? `Group ${chatJid.split('@')[0] ?? chatJid}` : (!fromMe && typeof data.pushName === 'string' && data.pushName) || (number ? `+${number}` : chatJid),
+      ...(number ? { phone: `+${number}` } : {}),
+    };
+
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const chat = await this.chatOf(settings, client, chatJid, who);
+        const conversationId = await this.conversationOf(settings, client, chat, fromMe);
+        if (existing) {
+          // Claimed by an attempt that may have reached Chatwoot before failing: look there first.
+          const found = (await client.listMessages(conversationId)).find((m) => m.source_id === sourceId);
+          if (found) {
+            await this.deps.repo.posted(instanceId, key.id, found.id);
+            return;
+          }
+        } else {
+          await this.deps.repo.claim(instanceId, chatJid, key.id, null, this.deps.clock.now());
+        }
+        const posted = await client.createMessage(conversationId, {
+          content,
+          messageType: fromMe ? 'outgoing' : 'incoming',
+          sourceId,
+          ...(inReplyTo ? { contentAttributes: { in_reply_to: inReplyTo } } : {}),
+          ...(attachment ? { attachment } : {}),
+        });
+        await this.deps.repo.posted(instanceId, key.id, posted.id);
+        return;
+      } catch (error) {
+        // The stored contact or conversation was deleted in Chatwoot: find or create them again, once.
+        const stale = error instanceof ChatwootApiError && (error.status === 404 || error.status === 422);
+        if (!stale || attempt > 1) throw error;
+        await this.deps.repo.forgetChat(instanceId, chatJid);
+      }
+    }
   }
 
   private wantsChat(options: ChatwootOptions, chatJid: string): boolean {
@@ -540,7 +550,18 @@ export class ChatwootService {
     }
     // A redelivered webhook finds the claim and stops here.
     if (!(await this.deps.repo.claim(instance.id, chat.chatJid, `${AGENT_CLAIM}${cwId}`, cwId, this.deps.clock.now()))) return;
-    await this.tracked(instance.id, this.sendAgentMessage(settings, instance, chat.chatJid, cwId, body));
+    try {
+      await this.tracked(instance.id, this.sendAgentMessage(settings, instance, chat.chatJid, cwId, body));
+    } catch (error) {
+      // The agent sees the failed mark and the reason on the message in Chatwoot.
+      const reason = error instanceof Error ? error.message : String(error);
+      if (typeof conversation.id === 'number') {
+        await this.client(settings)
+          .setMessageStatus(conversation.id, cwId, 'failed', `not sent to WhatsApp: ${reason}`)
+          .catch((statusError: unknown) => this.deps.log.warn({ err: statusError, instanceId: instance.id }, 'could not mark the Chatwoot message failed'));
+      }
+      throw error;
+    }
   }
 
   /** A send whose SEND_MESSAGE events must wait (in deliverMessage) until its ids are mapped. */
