@@ -186,35 +186,32 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       expect(events.of(customer.id, 'MESSAGE').filter((e) => JSON.stringify(e.data.message).includes('sent by our CRM'))).toHaveLength(1);
     });
 
-    it('shows group messages with the sender name, and skips groups when ignoreGroups is set', async () => {
-      const groupJid = '120363000000000001@g.us';
-      await gw.bus.publish(support.id, {
-        type: 'MESSAGE',
-        data: {
-          key: { remoteJid: groupJid, fromMe: false, id: 'GROUPMSG0001' },
-          participant: `${customer.number}@s.whatsapp.net`,
-          pushName: 'Carla',
-          message: { conversation: 'hello group' },
-          messageTimestamp: Math.floor(Date.now() / 1000),
-        },
-      });
-      const posted = await messageWithSource('GROUPMSG0001');
-      expect(posted.content).toBe(`**Carla** (+${customer.number}):\nhello group`);
-      expect(cw.contacts.find((c) => c.identifier === groupJid)).toBeDefined();
+    it('brings a group as one conversation named by its subject, each message headed by its sender, and skips groups when ignoreGroups is set', async () => {
+      const created = await gw.api('POST', '/api/v1/group/create', { key: support.token, body: { subject: 'VIP buyers', participants: [customer.number] } });
+      expect(created.status).toBe(201);
+      const groupJid = created.body.group.groupId as string;
+      const first = await gw.api('POST', '/api/v1/send/text', { key: customer.token, body: { number: groupJid, text: 'hello group' } });
+      expect(first.status).toBe(200);
+      const posted = await messageWithSource(first.body.key.id);
+      expect(posted.content).toMatch(new RegExp(`^\\*\\*.+\\*\\*.*:\\nhello group$`));
+      expect(posted.content).toContain(customer.number);
+      const second = await gw.api('POST', '/api/v1/send/text', { key: customer.token, body: { number: groupJid, text: 'second in group' } });
+      expect((await messageWithSource(second.body.key.id)).conversation_id).toBe(posted.conversation_id);
+      const groupContacts = cw.contacts.filter((c) => c.identifier === groupJid);
+      expect(groupContacts).toHaveLength(1);
+      expect(groupContacts[0]).toMatchObject({ name: 'VIP buyers', phone_number: null });
 
       const set = await gw.api('POST', '/api/v1/chatwoot', {
         key: support.token,
         body: { baseUrl: cw.url, accountId: cw.accountId, apiAccessToken: cw.token, inboxName: 'WhatsApp support', waygateUrl: gw.url, ignoreGroups: true },
       });
       expect(set.status).toBe(200);
-      await gw.bus.publish(support.id, {
-        type: 'MESSAGE',
-        data: { key: { remoteJid: groupJid, fromMe: false, id: 'GROUPMSG0002' }, participant: `${customer.number}@s.whatsapp.net`, message: { conversation: 'ignored' }, messageTimestamp: 1 },
-      });
+      const ignored = await gw.api('POST', '/api/v1/send/text', { key: customer.token, body: { number: groupJid, text: 'ignored' } });
+      await events.next(support.id, 'MESSAGE', (e) => e.data.key.id === ignored.body.key.id);
       const marker = await customerSays('after the ignored group message');
       await messageWithSource(marker);
       await gw.dispatcher.whenIdle();
-      expect(cw.messages.find((m) => m.source_id === 'WAID:GROUPMSG0002')).toBeUndefined();
+      expect(cw.messages.find((m) => m.source_id === `WAID:${ignored.body.key.id as string}`)).toBeUndefined();
       await gw.api('POST', '/api/v1/chatwoot', {
         key: support.token,
         body: { baseUrl: cw.url, accountId: cw.accountId, apiAccessToken: cw.token, inboxName: 'WhatsApp support', waygateUrl: gw.url },

@@ -27,6 +27,8 @@ import { AGENT_CLAIM, type ChatMapping, type ChatwootOptions, type ChatwootRepo,
 export const SOURCE_PREFIX = 'WAID:';
 /** A signed webhook older (or newer) than this is refused. */
 const SIGNATURE_TOLERANCE_S = 300;
+/** Looking up a new contact's picture or group subject never holds a message up longer than this. */
+const PROFILE_TIMEOUT_MS = 3000;
 
 export interface ConfigInput extends ChatwootOptions {
   baseUrl: string;
@@ -343,11 +345,13 @@ export class ChatwootService {
     let contact = candidates.find((c) => (who.phone && c.phone_number === who.phone) || c.identifier === chatJid);
     let sourceId: string | undefined;
     if (!contact) {
+      const profile = await this.profileOf(settings.instanceId, chatJid);
       const created = await client.createContact({
         inbox_id: settings.inboxId,
-        name: who.name,
+        name: profile.name ?? who.name,
         identifier: chatJid,
         ...(who.phone ? { phone_number: who.phone } : {}),
+        ...(profile.avatarUrl ? { avatar_url: profile.avatarUrl } : {}),
       });
       contact = created.contact;
       sourceId = created.sourceId;
@@ -359,6 +363,33 @@ export class ChatwootService {
     const chat: ChatMapping = { chatJid, contactId: contact.id, sourceId, conversationId: null };
     await this.deps.repo.saveChat(settings.instanceId, chat, this.deps.clock.now());
     return chat;
+  }
+
+  /** A group's subject and a chat's picture for a new contact: best effort (the contact is created without them). */
+  private async profileOf(instanceId: string, chatJid: string): Promise<{ name?: string; avatarUrl?: string }> {
+    const lookup = async (): Promise<{ name?: string; avatarUrl?: string }> => {
+      const instance = await this.deps.instances.find(instanceId);
+      if (!instance) return {};
+      const session = await this.deps.sessions.connected(instance);
+      if (chatJid.endsWith('@g.us')) {
+        const info = await session.groups?.info(chatJid);
+        const picture = await session.groups?.picture(chatJid).catch(() => undefined);
+        return { ...(info?.subject ? { name: info.subject } : {}), ...(picture?.url?.startsWith('https://') ? { avatarUrl: picture.url } : {}) };
+      }
+      const number = jidToNumber(chatJid);
+      const picture = number ? await session.users?.avatar(number) : undefined;
+      // Chatwoot downloads the avatar itself: only a public https URL is of use (the sandbox serves data: URLs).
+      return picture?.url?.startsWith('https://') ? { avatarUrl: picture.url } : {};
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<{ name?: string; avatarUrl?: string }>((resolve) => {
+      timer = setTimeout(() => resolve({}), PROFILE_TIMEOUT_MS);
+    });
+    try {
+      return await Promise.race([lookup().catch(() => ({})), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** The one conversation of the chat: kept, reopened or started anew per the settings. */
