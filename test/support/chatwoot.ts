@@ -106,6 +106,8 @@ export class ChatwootContract {
   readonly requests: string[] = [];
   /** While true every API request answers 503 (Chatwoot down). */
   down = false;
+  /** False: webhooks leave out `source_id`, as some Chatwoot versions do for API messages. */
+  echoSourceId = true;
   /** Messages to store and then answer 503 to (Chatwoot failing after its write: the retry must not double it). */
   failAfterCreate = 0;
   url = '';
@@ -277,7 +279,7 @@ export class ChatwootContract {
       message_type: TYPES[message.message_type],
       content_type: 'text',
       content_attributes: message.content_attributes,
-      source_id: message.source_id,
+      source_id: this.echoSourceId ? message.source_id : null,
       private: message.private,
       additional_attributes: {},
       sender:

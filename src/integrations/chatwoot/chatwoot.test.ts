@@ -184,6 +184,18 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       await gw.dispatcher.whenIdle();
       expect(cw.webhooks.some((w) => w.body.source_id === `WAID:${fromApi.body.key.id}` && w.body.message_type === 'outgoing')).toBe(true);
       expect(events.of(customer.id, 'MESSAGE').filter((e) => JSON.stringify(e.data.message).includes('sent by our CRM'))).toHaveLength(1);
+      // A Chatwoot whose webhooks leave out source_id: the echo is still recognised by its id.
+      cw.echoSourceId = false;
+      const noSource = await gw.api('POST', '/api/v1/send/text', { key: support.token, body: { number: customer.number, text: 'echo without source' } });
+      await messageWithSource(noSource.body.key.id);
+      await cw.settled();
+      await gw.dispatcher.whenIdle();
+      cw.echoSourceId = true;
+      // Webhook work runs in the background: an agent message sent after the echo arrives after it was handled.
+      await cw.agentReply(outgoing.conversation_id, { content: 'marker after the echo' });
+      await events.next(customer.id, 'MESSAGE', (e) => JSON.stringify(e.data.message).includes('marker after the echo'));
+      expect(cw.webhooks.some((w) => w.body.content === 'echo without source' && w.body.source_id === null)).toBe(true);
+      expect(events.of(customer.id, 'MESSAGE').filter((e) => JSON.stringify(e.data.message).includes('echo without source'))).toHaveLength(1);
     });
 
     it('brings a group as one conversation named by its subject, each message headed by its sender, and skips groups when ignoreGroups is set', async () => {

@@ -172,6 +172,25 @@ export class ChatwootRepo {
       .execute();
   }
 
+  /** Is this Chatwoot message one Waygate posted (from WhatsApp)? */
+  async postedByWaygate(instanceId: string, cwMessageId: number): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('chatwoot_messages')
+      .select('wa_message_id')
+      .where('instance_id', '=', instanceId)
+      .where('cw_message_id', '=', cwMessageId)
+      .executeTakeFirst();
+    // Agent messages have a `cw:` claim row; Waygate's posts have only WhatsApp ids.
+    if (!row) return false;
+    const claim = await this.db
+      .selectFrom('chatwoot_messages')
+      .select('id')
+      .where('instance_id', '=', instanceId)
+      .where('wa_message_id', '=', `${AGENT_CLAIM}${cwMessageId}`)
+      .executeTakeFirst();
+    return claim === undefined;
+  }
+
   /** The WhatsApp messages an agent message became (claims excluded). */
   async whatsAppIdsOf(instanceId: string, cwMessageId: number): Promise<string[]> {
     const rows = await this.db

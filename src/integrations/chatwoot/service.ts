@@ -86,6 +86,8 @@ export class ChatwootService {
   private readonly health = new Map<string, Health>();
   /** Agent messages being sent, per instance: their SEND_MESSAGE waits until their ids are mapped. */
   private readonly sending = new Map<string, Set<Promise<unknown>>>();
+  /** Messages being posted to Chatwoot, per instance. */
+  private readonly posting = new Map<string, Set<Promise<unknown>>>();
   private readonly background = new Set<Promise<void>>();
   private readonly locks = new Map<string, Promise<void>>();
   private readonly imports = new Map<string, ImportStatus>();
@@ -291,7 +293,8 @@ export class ChatwootService {
     }
     if (importedAt !== undefined) content = `🕓 ${new Date(importedAt * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC\n${content}`;
     const inReplyTo = replyTo ? (await this.deps.repo.byWhatsAppId(instanceId, replyTo))?.cwMessageId : null;
-    const sourceId = `${SOURCE_PREFIX}${key.id}`;
+    const waId = key.id;
+    const sourceId = `${SOURCE_PREFIX}${waId}`;
     const attachment = await this.attachmentOf(instanceId, key.id, data);
     const who = {
       name: group ? `Group ${chatJid.split('@')[0] ?? chatJid}` : (!fromMe && typeof data.pushName === 'string' && data.pushName) || (number ? `+${number}` : chatJid),
@@ -312,14 +315,18 @@ export class ChatwootService {
         } else {
           await this.deps.repo.claim(instanceId, chatJid, key.id, null, this.deps.clock.now());
         }
-        const posted = await client.createMessage(conversationId, {
-          content,
-          messageType: fromMe ? 'outgoing' : 'incoming',
-          sourceId,
-          ...(inReplyTo ? { contentAttributes: { in_reply_to: inReplyTo } } : {}),
-          ...(attachment ? { attachment } : {}),
-        });
-        await this.deps.repo.posted(instanceId, key.id, posted.id);
+        const post = async () => {
+          const posted = await client.createMessage(conversationId, {
+            content: content || (attachment ? '' : '[media]'),
+            messageType: fromMe ? 'outgoing' : 'incoming',
+            sourceId,
+            ...(inReplyTo ? { contentAttributes: { in_reply_to: inReplyTo } } : {}),
+            ...(attachment ? { attachment } : {}),
+          });
+          await this.deps.repo.posted(instanceId, waId, posted.id);
+        };
+        // Chatwoot echoes the new message to the webhook, maybe before it answers: the webhook waits for this.
+        await this.tracked(instanceId, post(), this.posting);
         return;
       } catch (error) {
         // The stored contact or conversation was deleted in Chatwoot: find or create them again, once.
@@ -579,6 +586,10 @@ export class ChatwootService {
       this.deps.log.warn({ instanceId: instance.id, conversationId: conversation.id }, 'Chatwoot message in a conversation without a WhatsApp chat; ignored');
       return;
     }
+    // Our own post echoed back (a Chatwoot that does not return source_id): known once the post has ended.
+    const posting = this.posting.get(instance.id);
+    if (posting && posting.size > 0) await Promise.allSettled([...posting]);
+    if (await this.deps.repo.postedByWaygate(instance.id, cwId)) return;
     // A redelivered webhook finds the claim and stops here.
     if (!(await this.deps.repo.claim(instance.id, chat.chatJid, `${AGENT_CLAIM}${cwId}`, cwId, this.deps.clock.now()))) return;
     try {
@@ -595,10 +606,13 @@ export class ChatwootService {
     }
   }
 
-  /** A send whose SEND_MESSAGE events must wait (in deliverMessage) until its ids are mapped. */
-  private async tracked(instanceId: string, run: Promise<void>): Promise<void> {
-    let set = this.sending.get(instanceId);
-    if (!set) this.sending.set(instanceId, (set = new Set()));
+  /**
+   * Work whose ids are mapped when it ends: agent sends (their SEND_MESSAGE waits in deliverMessage)
+   * and posts to Chatwoot (their webhook echo waits in handleWebhook).
+   */
+  private async tracked(instanceId: string, run: Promise<void>, table = this.sending): Promise<void> {
+    let set = table.get(instanceId);
+    if (!set) table.set(instanceId, (set = new Set()));
     set.add(run);
     try {
       await run;
