@@ -230,6 +230,19 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       });
     });
 
+    it('never makes a phone number of an @lid address: the contact is keyed by the chat id, without a phone', async () => {
+      const lid = '190000000000123@lid';
+      await gw.bus.publish(support.id, {
+        type: 'MESSAGE',
+        data: { key: { remoteJid: lid, fromMe: false, id: 'LIDMSG000001' }, pushName: 'Hidden Number', message: { conversation: 'from a lid' }, messageTimestamp: 1 },
+      });
+      await messageWithSource('LIDMSG000001');
+      const contacts = cw.contacts.filter((c) => c.identifier === lid);
+      expect(contacts).toHaveLength(1);
+      expect(contacts[0]).toMatchObject({ name: 'Hidden Number', phone_number: null });
+      expect(cw.contacts.some((c) => c.phone_number === '+190000000000123')).toBe(false);
+    });
+
     it('reopens a resolved conversation when the customer writes again', async () => {
       const conversation = await conversationOfCustomer();
       cw.resolve(conversation.id);
