@@ -183,7 +183,7 @@ export class ChatwootContract {
    */
   async agentReply(
     conversationId: number,
-    reply: { content?: string; private?: boolean; agentName?: string; attachments?: { bytes: Buffer; mimetype: string; fileName: string }[] },
+    reply: { content?: string; private?: boolean; agentName?: string; inReplyTo?: number; attachments?: { bytes: Buffer; mimetype: string; fileName: string }[] },
   ): Promise<{ message: CwMessage; delivery: WebhookDelivery | undefined }> {
     const conversation = this.conversation(conversationId)!;
     const message = this.addMessage(conversation, {
@@ -191,7 +191,7 @@ export class ChatwootContract {
       message_type: 1,
       private: reply.private ?? false,
       source_id: null,
-      content_attributes: {},
+      content_attributes: reply.inReplyTo ? { in_reply_to: reply.inReplyTo } : {},
       sender_type: 'User',
       sender_id: 1,
       attachments: (reply.attachments ?? []).map((a) => ({ id: this.next(), file_type: fileType(a.mimetype), mimetype: a.mimetype, file_name: a.fileName, bytes: a.bytes })),

@@ -273,6 +273,14 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       expect(cw.messagesOf(conversation.id)).toHaveLength(countBefore + 1);
     });
 
+    it('keeps the quote of an agent reply (in_reply_to) on WhatsApp', async () => {
+      const id = await customerSays('which plan do I have?');
+      const question = await messageWithSource(id);
+      await cw.agentReply(question.conversation_id, { content: 'the yearly one', inReplyTo: question.id });
+      const received = await events.next(customer.id, 'MESSAGE', (e) => JSON.stringify(e.data.message).includes('the yearly one'));
+      expect(received.data.message.extendedTextMessage.contextInfo.stanzaId).toBe(id);
+    });
+
     it('sends an agent attachment as media, fetched through Chatwoot\'s storage redirect', async () => {
       const conversation = await conversationOfCustomer();
       await cw.agentReply(conversation.id, { content: 'here is the invoice', attachments: [{ bytes: samples.png, mimetype: 'image/png', fileName: 'invoice.png' }] });

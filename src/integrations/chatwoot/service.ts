@@ -628,15 +628,18 @@ export class ChatwootService {
     const content = typeof body.content === 'string' ? body.content.trim() : '';
     const text = content && settings.options.signAgentMessages && agent ? `*${agent}:*\n${content}` : content;
     const attachments = (Array.isArray(body.attachments) ? body.attachments : []) as { data_url?: string; file_type?: string; extension?: string | null }[];
-    const sent: SentMessage[] = [];
+    // The agent replied to a message: the first WhatsApp message quotes the one it maps to (when still stored).
+    const replyTo = Number((body.content_attributes as { in_reply_to?: unknown } | undefined)?.in_reply_to);
+    const quotedId = Number.isInteger(replyTo) && replyTo > 0 ? (await this.deps.repo.whatsAppIdsOf(instance.id, replyTo))[0] : undefined;
+    let quote: { quoted?: { id: string } } = quotedId && (await this.deps.messages.find(instance.id, quotedId)) ? { quoted: { id: quotedId } } : {};
     const record = async (message: SentMessage) => {
-      sent.push(message);
+      quote = {};
       await this.deps.repo.claim(instance.id, chatJid, message.key.id, cwId, this.deps.clock.now());
     };
     let captioned = false;
     // Audio takes no caption: the text goes first, on its own.
     if (text && (attachments.length === 0 || attachments[0]?.file_type === 'audio')) {
-      await record(await this.deps.sending.sendText(instance, { number: to, text }));
+      await record(await this.deps.sending.sendText(instance, { number: to, text, ...quote }));
       captioned = true;
     }
     for (const attachment of attachments) {
@@ -649,6 +652,7 @@ export class ChatwootService {
           media: { url: attachment.data_url },
           ...(attachment.file_type === 'audio' ? { type: 'audio' as const } : attachment.file_type === 'file' ? { type: 'document' as const } : {}),
           ...(caption ? { caption } : {}),
+          ...quote,
         }),
       );
     }
