@@ -333,6 +333,14 @@ export class ChatwootContract {
       const inbox = this.inboxes.find((i) => i.id === Number(m![1]));
       return inbox ? ok(this.inboxView(inbox)) : notFound();
     }
+    if (m && method === 'PATCH') {
+      const inbox = this.inboxes.find((i) => i.id === Number(m![1]));
+      if (!inbox) return notFound();
+      const body = json();
+      if (typeof body.name === 'string') inbox.name = body.name;
+      if (body.channel && 'webhook_url' in body.channel) inbox.webhook_url = body.channel.webhook_url;
+      return ok(this.inboxView(inbox));
+    }
     if (method === 'GET' && route === '/contacts/search') {
       const q = (url.searchParams.get('q') ?? '').toLowerCase();
       const found = q === '' ? [] : this.contacts.filter((c) => [c.name, c.phone_number, c.identifier, c.email].some((v) => v?.toLowerCase().includes(q)));

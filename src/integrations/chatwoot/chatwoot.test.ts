@@ -460,6 +460,23 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       await gw.dispatcher.whenIdle();
       expect(cw.messages.find((m) => m.source_id === `WAID:${id}`)).toBeUndefined();
       expect((await gw.api('GET', '/api/v1/chatwoot', { key: support.token })).status).toBe(404);
+
+      // Set up again: a new webhook secret, and the existing inbox is pointed at it (no second inbox).
+      const again = await gw.api('POST', '/api/v1/chatwoot', {
+        key: support.token,
+        body: { baseUrl: cw.url, accountId: cw.accountId, apiAccessToken: cw.token, inboxName: 'WhatsApp support', waygateUrl: gw.url },
+      });
+      expect(again.status).toBe(200);
+      expect(again.body.webhookPath).not.toBe(webhookPath);
+      expect(cw.inboxes.filter((i) => i.name === 'WhatsApp support')).toHaveLength(1);
+      expect(cw.inboxes.find((i) => i.name === 'WhatsApp support')!.webhook_url).toBe(`${gw.url}${again.body.webhookPath as string}`);
+      const back = await customerSays('connected again');
+      const posted = await messageWithSource(back);
+      // The mappings were forgotten: the contact is found again by its phone number, not created twice.
+      expect(contactOfCustomer()).toHaveLength(1);
+      expect(contactOfCustomer()[0]!.contact_inboxes).toHaveLength(1);
+      await cw.agentReply(posted.conversation_id, { content: 'welcome back' });
+      await events.next(customer.id, 'MESSAGE', (e) => JSON.stringify(e.data.message).includes('welcome back'));
     });
   });
 });

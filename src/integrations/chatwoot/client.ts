@@ -81,6 +81,11 @@ export class ChatwootClient {
     return this.call('POST', '/inboxes', { name, channel: { type: 'api', webhook_url: webhookUrl } });
   }
 
+  /** Points an API inbox's webhook_url at Waygate (update_api_channel_payload). */
+  updateInboxWebhook(id: number, webhookUrl: string): Promise<CwInbox> {
+    return this.call('PATCH', `/inboxes/${id}`, { channel: { webhook_url: webhookUrl } });
+  }
+
   async searchContacts(q: string): Promise<CwContact[]> {
     return (await this.call<{ payload: CwContact[] }>('GET', `/contacts/search?q=${encodeURIComponent(q)}&include_contact_inboxes=true`)).payload;
   }

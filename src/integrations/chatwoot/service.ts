@@ -20,7 +20,7 @@ import { jidToNumber, type SentMessage } from '../../network/port.js';
 import type { MessagingService } from '../../sending/service.js';
 import type { MessageStore, StoredMessage } from '../../sending/store.js';
 import type { SessionRegistry } from '../../sessions/registry.js';
-import { ChatwootApiError, ChatwootClient, type CwConversation } from './client.js';
+import { ChatwootApiError, ChatwootClient, type CwConversation, type CwInbox } from './client.js';
 import { AGENT_CLAIM, type ChatMapping, type ChatwootOptions, type ChatwootRepo, type ChatwootSettings } from './repo.js';
 
 /** source_id of every message Waygate posts: Chatwoot echoes it back in its webhook. */
@@ -113,8 +113,9 @@ export class ChatwootService {
     const baseUrl = input.baseUrl.replace(/\/+$/, '');
     const waygateUrl = input.waygateUrl ? input.waygateUrl.replace(/\/+$/, '') : null;
     const client = new ChatwootClient({ baseUrl, accountId: input.accountId, apiToken: input.apiAccessToken }, this.deps.userAgent);
-    let inbox: { id: number; name: string };
+    let inbox: CwInbox;
     let inboxCreated = false;
+    const webhookUrl = waygateUrl ? `${waygateUrl}${this.webhookPath(instance.id, webhookSecret)}` : undefined;
     try {
       if (input.inboxId !== undefined) {
         inbox = await client.getInbox(input.inboxId);
@@ -124,10 +125,14 @@ export class ChatwootService {
         const existing = (await client.listInboxes()).find((i) => i.name === name);
         if (existing) inbox = existing;
         else {
-          if (!waygateUrl) throw errors.badRequest('waygateUrl is needed to create an inbox (its webhook_url points back at Waygate)');
-          inbox = await client.createApiInbox(name, `${waygateUrl}${this.webhookPath(instance.id, webhookSecret)}`);
+          if (!webhookUrl) throw errors.badRequest('waygateUrl is needed to create an inbox (its webhook_url points back at Waygate)');
+          inbox = await client.createApiInbox(name, webhookUrl);
           inboxCreated = true;
         }
+      }
+      // An existing API inbox pointing elsewhere (an older setup, another secret) is pointed back at this instance.
+      if (!inboxCreated && webhookUrl && inbox.channel_type === 'Channel::Api' && inbox.webhook_url !== webhookUrl) {
+        inbox = await client.updateInboxWebhook(inbox.id, webhookUrl);
       }
     } catch (error) {
       if (error instanceof ChatwootApiError) {
