@@ -59,6 +59,21 @@ export interface Config {
   messageRetentionDays: number;
   /** Pacing of /send/batch/text: default and smallest gap between two sends of one instance. */
   batch: { intervalMs: number; minIntervalMs: number };
+  /** The MCP server at /mcp (docs/mcp.md). */
+  mcp: McpConfig;
+}
+
+export interface McpConfig {
+  /** MCP_ALLOWED_HOSTS: Host header names (no port) /mcp answers; `*` accepts any. Default: loopback names and HOST. */
+  allowedHosts: string[] | '*';
+  /** MCP_ALLOWED_ORIGINS: browser origins (`scheme://host[:port]`) /mcp accepts; `*` any. Default: http(s) origins on an allowed host. */
+  allowedOrigins: string[] | '*' | undefined;
+  /** MCP_SESSION_IDLE_SECONDS: a session with no request and no open event stream for this long is closed. */
+  sessionIdleSeconds: number;
+  /** MCP_MAX_SESSIONS: open sessions per process; more initialisations answer 503. */
+  maxSessions: number;
+  /** MCP_WAIT_MAX_SECONDS: the longest a `wait_for_message` call may block. */
+  waitMaxSeconds: number;
 }
 
 export interface WhatsAppConfig {
@@ -267,6 +282,27 @@ export function loadConfig(env: Env = process.env): Config {
     s3,
     messageRetentionDays: integer(env, 'MESSAGE_RETENTION_DAYS', 30, 0, 36_500),
     batch: { intervalMs: batchIntervalMs, minIntervalMs: batchMinIntervalMs },
+    mcp: mcpConfig(env, text(env, 'HOST') ?? '0.0.0.0'),
+  };
+}
+
+const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+
+function mcpConfig(env: Env, host: string): McpConfig {
+  const list = (name: string) => text(env, name)?.split(',').map((item) => item.trim().toLowerCase()).filter((item) => item !== '');
+  const hosts = list('MCP_ALLOWED_HOSTS');
+  const origins = list('MCP_ALLOWED_ORIGINS');
+  for (const origin of origins ?? []) {
+    if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) throw new ConfigError('MCP_ALLOWED_ORIGINS', `"${origin}" is not an origin (scheme://host[:port])`);
+  }
+  // A wildcard bind address is not a name clients use; an IPv6 literal is written in brackets in Host.
+  const bound = host === '0.0.0.0' || host === '::' ? [] : [host.includes(':') ? `[${host.toLowerCase()}]` : host.toLowerCase()];
+  return {
+    allowedHosts: hosts?.includes('*') ? '*' : (hosts ?? [...new Set([...LOOPBACK_HOSTS, ...bound])]),
+    allowedOrigins: origins?.includes('*') ? '*' : origins,
+    sessionIdleSeconds: integer(env, 'MCP_SESSION_IDLE_SECONDS', 1800, 10, 604_800),
+    maxSessions: integer(env, 'MCP_MAX_SESSIONS', 1000, 1, 1_000_000),
+    waitMaxSeconds: integer(env, 'MCP_WAIT_MAX_SECONDS', 120, 1, 3600),
   };
 }
 

@@ -53,6 +53,14 @@ export const errors = {
   chatwootUnreachable: (message: string) => new AppError('chatwoot_unreachable', 502, `Chatwoot could not be reached: ${message}`),
   chatwootRefused: (message: string) => new AppError('chatwoot_refused', 422, message),
   chatwootWebhookRefused: (message: string) => new AppError('chatwoot_webhook_refused', 401, `webhook refused: ${message}`),
+  // mcp/: the MCP server at /mcp
+  mcpHostRefused: (host: string) =>
+    new AppError('mcp_host_refused', 403, `host "${host}" is not allowed for /mcp (set MCP_ALLOWED_HOSTS)`),
+  mcpOriginRefused: (origin: string) =>
+    new AppError('mcp_origin_refused', 403, `origin "${origin}" is not allowed for /mcp (set MCP_ALLOWED_ORIGINS)`),
+  mcpSessionUnknown: () => new AppError('mcp_session_unknown', 404, 'MCP session not found (expired or closed); initialise a new one'),
+  mcpSessionNeeded: () => new AppError('mcp_session_needed', 400, 'this request needs an Mcp-Session-Id (open a session with initialize)'),
+  mcpTooManySessions: () => new AppError('mcp_too_many_sessions', 503, 'too many open MCP sessions; close one or retry later (MCP_MAX_SESSIONS)'),
   sunset: () =>
     new AppError('gone', 410, 'unprefixed routes were removed on 2027-01-01; use the same path under /api/v1'),
 } as const;

@@ -67,9 +67,10 @@ import { createLogger } from './logger.js';
 import { emptyResolvers } from './http/auth.js';
 import type { GatewayModule, ModuleDeps, ModuleFactory } from './modules.js';
 import { chatwootModule } from './integrations/chatwoot/index.js';
+import { mcpModule } from './mcp/module.js';
 
 /** Feature modules, in order: each adds its routes, credentials, sinks and background work. */
-const FEATURES: ModuleFactory[] = [chatwootModule];
+const FEATURES: ModuleFactory[] = [chatwootModule, mcpModule];
 import { acquireActiveLease } from './storage/active-lease.js';
 
 export interface GatewayOptions {

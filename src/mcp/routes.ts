@@ -1,0 +1,156 @@
+/**
+ * /mcp: the MCP Streamable HTTP endpoint. Checks Host/Origin (DNS rebinding), authenticates the
+ * key, then hands the raw request to the SDK transport: of the caller's session (Mcp-Session-Id),
+ * a new session (initialize), or a one-request server (stateless calls).
+ */
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { McpConfig } from '../config.js';
+import { AppError, errors } from '../errors.js';
+import type { CredentialResolvers } from '../http/auth.js';
+import type { RoutePlugin } from '../http/types.js';
+import type { InstanceService } from '../instances/service.js';
+import { sameSecret } from '../instances/tokens.js';
+import type { AdminActingKeys, Caller } from './rest.js';
+import { identityOf, type McpService, type RequestFacts } from './service.js';
+
+export interface McpRouteOptions {
+  service: McpService;
+  config: McpConfig;
+  adminKey: string;
+  instances: InstanceService;
+  resolvers: CredentialResolvers;
+  keys: AdminActingKeys;
+  active: () => boolean;
+}
+
+/** `apikey`, or `Authorization: Bearer <key>` (what most MCP clients can set). */
+export function mcpKeyOf(request: FastifyRequest): string | undefined {
+  const apikey = request.headers.apikey;
+  if (typeof apikey === 'string' && apikey !== '') return apikey;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+  return match?.[1];
+}
+
+function hostnameOf(hostHeader: string): string | undefined {
+  try {
+    return new URL(`http://${hostHeader}`).hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+/** DNS rebinding: a page on evil.example resolving to 127.0.0.1 still sends `Host: evil.example`. */
+export function checkHostAndOrigin(config: McpConfig, host: string | undefined, origin: string | undefined): void {
+  if (config.allowedHosts !== '*') {
+    const name = host ? hostnameOf(host) : undefined;
+    if (!name || !config.allowedHosts.includes(name)) throw errors.mcpHostRefused(host ?? '');
+  }
+  if (origin === undefined || config.allowedOrigins === '*') return;
+  const normalised = origin.toLowerCase().replace(/\/$/, '');
+  if (config.allowedOrigins) {
+    if (!config.allowedOrigins.includes(normalised)) throw errors.mcpOriginRefused(origin);
+    return;
+  }
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(normalised);
+  } catch {
+    parsed = undefined;
+  }
+  const allowed = parsed && /^https?:$/.test(parsed.protocol) && (config.allowedHosts === '*' || config.allowedHosts.includes(parsed.hostname));
+  if (!allowed) throw errors.mcpOriginRefused(origin);
+}
+
+const JSONRPC_CODE: Record<number, number> = { 400: -32600, 401: -32001, 403: -32003, 404: -32004, 503: -32000 };
+
+/** Errors before the SDK takes over, as a JSON-RPC error (what MCP clients parse) with the REST code. */
+function sendError(reply: FastifyReply, error: AppError): FastifyReply {
+  if (error.status === 401) void reply.header('WWW-Authenticate', 'Bearer realm="waygate", error="invalid_token"');
+  return reply.code(error.status).send({
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: JSONRPC_CODE[error.status] ?? -32000, message: error.message, data: { code: error.code, status: error.status } },
+  });
+}
+
+export function mcpRoutes(options: McpRouteOptions): RoutePlugin {
+  const { service } = options;
+
+  async function callerOf(request: FastifyRequest): Promise<Caller> {
+    const key = mcpKeyOf(request);
+    if (key === undefined) throw errors.invalidApiKey();
+    if (sameSecret(key, options.adminKey)) return { kind: 'admin', key };
+    // The module's own acting keys never come from outside.
+    if (options.keys.instanceIdOf(key) !== undefined) throw errors.invalidApiKey();
+    for (const resolve of options.resolvers.instance) {
+      const instance = await resolve(key, request);
+      if (instance) return { kind: 'instance', key, instance };
+    }
+    return { kind: 'instance', key, instance: await options.instances.authenticate(key) };
+  }
+
+  return async (app) => {
+    // Open event streams would keep the server from closing.
+    app.addHook('preClose', async () => service.closeAll());
+
+    app.route({
+      method: ['POST', 'GET', 'DELETE'],
+      url: '/mcp',
+      config: { access: 'none' },
+      schema: {
+        tags: ['MCP'],
+        summary: 'MCP server (Streamable HTTP)',
+        description:
+          'The Model Context Protocol endpoint for AI agents (docs/mcp.md). Key: the instance token (tools act on that instance) or the admin key (admin tools; instance tools take `instanceId`), in `apikey` or `Authorization: Bearer`. POST carries JSON-RPC; an `initialize` opens a session (`Mcp-Session-Id` reply header) whose GET stream carries resource updates; other POSTs without a session are answered statelessly; DELETE closes a session. 401 bad key, 403 Host/Origin not allowed (MCP_ALLOWED_HOSTS, MCP_ALLOWED_ORIGINS), 404 unknown session. Not under /api/v1: MCP versions itself at initialisation.',
+        security: [{ apikey: [] }],
+      },
+      handler: async (request, reply) => {
+        let caller: Caller;
+        try {
+          checkHostAndOrigin(options.config, request.headers.host, request.headers.origin);
+          if (!options.active()) throw errors.standby();
+          caller = await callerOf(request);
+        } catch (error) {
+          if (error instanceof AppError) return sendError(reply, error);
+          throw error;
+        }
+        const sessionId = request.headers['mcp-session-id'];
+        const body: unknown = request.method === 'POST' ? request.body : undefined;
+        let handle: (raw: FastifyRequest['raw'], res: FastifyReply['raw']) => Promise<void>;
+        try {
+          if (typeof sessionId === 'string') {
+            const session = service.session(sessionId, caller);
+            if (request.method === 'GET') {
+              session.streams += 1;
+              reply.raw.once('close', () => {
+                session.streams -= 1;
+                session.lastSeen = Date.now();
+              });
+            }
+            handle = (raw, res) => session.transport.handleRequest(raw, res, body);
+          } else if (request.method === 'POST' && isInitializeRequest(body)) {
+            const transport = await service.openSession(caller);
+            handle = (raw, res) => transport.handleRequest(raw, res, body);
+          } else if (request.method === 'POST') {
+            const once = await service.stateless(caller);
+            reply.raw.once('close', () => void once.close());
+            handle = (raw, res) => once.transport.handleRequest(raw, res, body);
+          } else {
+            throw errors.mcpSessionNeeded();
+          }
+        } catch (error) {
+          if (error instanceof AppError) return sendError(reply, error);
+          throw error;
+        }
+        // From here the SDK writes the response: carry over what the hooks set (request id, CORS).
+        await reply.hijack();
+        for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
+        reply.raw.setHeader('Access-Control-Expose-Headers', 'Mcp-Session-Id, X-Request-ID');
+        const facts: RequestFacts = { remoteAddress: request.ip };
+        Object.assign(request.raw, { auth: { token: identityOf(caller.key), clientId: caller.kind, scopes: [], extra: { facts } } });
+        await handle(request.raw, reply.raw);
+      },
+    });
+  };
+}

@@ -1,0 +1,337 @@
+/**
+ * The MCP server: one SDK `Server` per session (or per stateless request) built for its caller,
+ * the session table, resource subscriptions and the waits of `wait_for_message`. Incoming events
+ * reach it through `onEvent` (the module hooks it into the session registry's event order).
+ */
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { FastifyBaseLogger } from 'fastify';
+import { Type, type TObject } from 'typebox';
+import type { McpConfig } from '../config.js';
+import { errors } from '../errors.js';
+import { hashToken } from '../instances/tokens.js';
+import type { CanonicalEvent } from '../network/port.js';
+import { VERSION } from '../version.js';
+import { chatJid, toolError } from './format.js';
+import { PROMPTS, promptMessages, readResource, resourceList, RESOURCE_TEMPLATES, parseResourceUri } from './resources.js';
+import { RestFailure, type Caller, type GatewayRest, type RestCall } from './rest.js';
+import { InstanceIdArgument, TOOLS, type ToolContext, type ToolDefinition } from './tools.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+const INSTRUCTIONS =
+  'Waygate gateway to WhatsApp. Chats are numbers (digits with country code) or JIDs (`…@s.whatsapp.net`, `…@g.us`). ' +
+  'To hold a conversation: get_chat to read, send_text to answer (quoted.id to reply to a message), wait_for_message to wait for the answer. ' +
+  'Sending reaches real people: confirm with the user before sending.';
+
+/** The per-request facts the HTTP layer hands to the handlers (as the transport's authInfo). */
+export interface RequestFacts {
+  remoteAddress: string;
+}
+
+interface Subscription {
+  instanceId: string;
+  /** undefined: the chat list (every message of the instance). */
+  chat: string | undefined;
+}
+
+export interface McpSession {
+  readonly id: string;
+  readonly identity: string;
+  readonly caller: Caller;
+  readonly transport: StreamableHTTPServerTransport;
+  readonly server: Server;
+  readonly subscriptions: Map<string, Subscription>;
+  lastSeen: number;
+  /** Open GET event streams: a session that listens is not idle. */
+  streams: number;
+}
+
+interface Waiter {
+  instanceId: string;
+  chat: string | undefined;
+  resolve: (message: Record<string, unknown> | undefined) => void;
+}
+
+export interface McpServiceOptions {
+  rest: GatewayRest;
+  config: McpConfig;
+  log: FastifyBaseLogger;
+  now: () => number;
+  /** Media up to this size is embedded in tool results; larger is linked. */
+  embedMaxBytes: number;
+}
+
+/** Who a key is, for binding a session to the key that opened it (never the key itself). */
+export function identityOf(key: string): string {
+  return hashToken(key);
+}
+
+export class McpService {
+  private readonly sessions = new Map<string, McpSession>();
+  private readonly waiters = new Set<Waiter>();
+  private readonly validators = new Map<string, ValidateFunction>();
+  private readonly ajv = addFormats(new Ajv({ allErrors: false, useDefaults: true, strict: false, coerceTypes: false }));
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: McpServiceOptions) {}
+
+  start(): void {
+    const every = Math.min(60_000, (this.options.config.sessionIdleSeconds * 1000) / 2);
+    this.sweeper ??= setInterval(() => void this.sweep(), every);
+    this.sweeper.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
+    await this.closeAll();
+  }
+
+  /** Ends every session and wait (before the HTTP server closes: open event streams would hold it). */
+  async closeAll(): Promise<void> {
+    for (const waiter of this.waiters) waiter.resolve(undefined);
+    this.waiters.clear();
+    await Promise.all([...this.sessions.values()].map((session) => session.transport.close().catch(() => undefined)));
+    this.sessions.clear();
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  /** The session with this id, if the same key opened it. */
+  session(id: string, caller: Caller): McpSession {
+    const session = this.sessions.get(id);
+    // Another key's session answers like an unknown one: ids are not confirmed to strangers.
+    if (!session || session.identity !== identityOf(caller.key)) throw errors.mcpSessionUnknown();
+    session.lastSeen = this.options.now();
+    return session;
+  }
+
+  /** A new session for an initialize request; it is registered once the SDK has given it its id. */
+  async openSession(caller: Caller): Promise<StreamableHTTPServerTransport> {
+    if (this.sessions.size >= this.options.config.maxSessions) throw errors.mcpTooManySessions();
+    const subscriptions = new Map<string, Subscription>();
+    const server = this.buildServer(caller, subscriptions);
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        this.sessions.set(id, { id, identity: identityOf(caller.key), caller, transport, server, subscriptions, lastSeen: this.options.now(), streams: 0 });
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) this.sessions.delete(transport.sessionId);
+    };
+    await server.connect(transport);
+    return transport;
+  }
+
+  /** A one-request server (no session): closed by the caller when the response ends. */
+  async stateless(caller: Caller): Promise<{ transport: StreamableHTTPServerTransport; close(): Promise<void> }> {
+    const server = this.buildServer(caller, undefined);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    await server.connect(transport);
+    return { transport, close: () => server.close() };
+  }
+
+  /** Incoming and sent messages: resource updates to subscribers, incoming ones to waiting tools. */
+  onEvent(instanceId: string, event: CanonicalEvent): void {
+    if (event.type !== 'MESSAGE' && event.type !== 'SEND_MESSAGE') return;
+    const key = event.data.key as { remoteJid?: unknown; fromMe?: unknown } | undefined;
+    if (typeof key?.remoteJid !== 'string') return;
+    const chat = chatJid(key.remoteJid);
+    if (event.type === 'MESSAGE' && key.fromMe !== true) {
+      for (const waiter of this.waiters) {
+        if (waiter.instanceId === instanceId && (waiter.chat === undefined || waiter.chat === chat)) waiter.resolve(event.data);
+      }
+    }
+    for (const session of this.sessions.values()) {
+      for (const [uri, subscription] of session.subscriptions) {
+        if (subscription.instanceId !== instanceId || (subscription.chat !== undefined && subscription.chat !== chat)) continue;
+        session.server.sendResourceUpdated({ uri }).catch((error: unknown) => this.options.log.debug({ err: error }, 'MCP resource update not sent'));
+      }
+    }
+  }
+
+  private nextMessage(instanceId: string, chat: string | undefined, timeoutMs: number, signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        instanceId,
+        chat,
+        resolve: (message) => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', cancel);
+          this.waiters.delete(waiter);
+          resolve(message);
+        },
+      };
+      const cancel = () => waiter.resolve(undefined);
+      const timer = setTimeout(cancel, timeoutMs);
+      if (signal.aborted) return resolve(undefined);
+      signal.addEventListener('abort', cancel, { once: true });
+      this.waiters.add(waiter);
+    });
+  }
+
+  private async sweep(): Promise<void> {
+    const idleBefore = this.options.now() - this.options.config.sessionIdleSeconds * 1000;
+    for (const session of [...this.sessions.values()]) {
+      if (session.streams > 0 || session.lastSeen > idleBefore) continue;
+      this.sessions.delete(session.id);
+      await session.transport.close().catch(() => undefined);
+    }
+  }
+
+  private toolsFor(caller: Caller): ToolDefinition[] {
+    return TOOLS.filter((tool) => caller.kind === 'admin' || !tool.adminOnly);
+  }
+
+  /** The input schema a caller sees: the admin key adds a required `instanceId` to instance tools. */
+  private inputOf(tool: ToolDefinition, caller: Caller): TObject {
+    if (caller.kind !== 'admin' || tool.adminOnly) return tool.input;
+    return Type.Object({ instanceId: InstanceIdArgument, ...tool.input.properties }, { additionalProperties: false });
+  }
+
+  private validator(tool: ToolDefinition, caller: Caller): ValidateFunction {
+    const id = `${caller.kind}:${tool.name}`;
+    let validate = this.validators.get(id);
+    if (!validate) {
+      validate = this.ajv.compile(this.inputOf(tool, caller));
+      this.validators.set(id, validate);
+    }
+    return validate;
+  }
+
+  private buildServer(caller: Caller, subscriptions: Map<string, Subscription> | undefined): Server {
+    const server = new Server(
+      { name: 'waygate', title: 'Waygate (WhatsApp gateway)', version: VERSION },
+      {
+        capabilities: { tools: { listChanged: false }, resources: { subscribe: subscriptions !== undefined, listChanged: false }, prompts: { listChanged: false } },
+        instructions: INSTRUCTIONS,
+      },
+    );
+    const rest = this.options.rest;
+    const restAs = (facts: RequestFacts | undefined, instanceId: string | undefined) => (call: RestCall, options: { admin?: boolean } = {}) =>
+      rest
+        .call(caller, call, { ...options, ...(instanceId ? { instanceId } : {}), ...(facts ? { remoteAddress: facts.remoteAddress } : {}) })
+        .then((answer) => answer.body);
+    const factsOf = (extra: { authInfo?: { extra?: Record<string, unknown> } }) => extra.authInfo?.extra?.facts as RequestFacts | undefined;
+    const ownInstance = caller.kind === 'instance' ? caller.instance.id : undefined;
+
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: this.toolsFor(caller).map(
+        (tool): Tool => ({
+          name: tool.name,
+          title: tool.title,
+          description: tool.description,
+          inputSchema: JSON.parse(JSON.stringify(this.inputOf(tool, caller))) as Tool['inputSchema'],
+          annotations: { title: tool.title, ...tool.annotations },
+        }),
+      ),
+    }));
+
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+      const tool = this.toolsFor(caller).find((t) => t.name === request.params.name);
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      const args = structuredClone<Record<string, unknown>>(request.params.arguments ?? {});
+      const validate = this.validator(tool, caller);
+      if (!validate(args)) return toolError(`invalid arguments: ${describe(validate.errors)}`, { code: 'bad_request', status: 400 });
+      let instanceId = ownInstance;
+      if (caller.kind === 'admin' && !tool.adminOnly) {
+        instanceId = String(args.instanceId);
+        delete args.instanceId;
+      }
+      const context: ToolContext = {
+        caller,
+        instanceId,
+        rest: restAs(factsOf(extra), instanceId),
+        nextMessage: (id, chat, timeoutMs, signal) => this.nextMessage(id, chat, timeoutMs, signal),
+        signal: extra.signal,
+        waitMaxSeconds: this.options.config.waitMaxSeconds,
+        embedMaxBytes: this.options.embedMaxBytes,
+      };
+      try {
+        return await tool.run(args, context);
+      } catch (error) {
+        if (error instanceof RestFailure) return toolError(error.message, { ...(error.code ? { code: error.code } : {}), status: error.status });
+        this.options.log.error({ err: error, tool: tool.name }, 'MCP tool failed');
+        return toolError('internal error', { code: 'internal', status: 500 });
+      }
+    });
+
+    const resourceRest = (extra: { authInfo?: { extra?: Record<string, unknown> } }, instanceId: string) => {
+      if (caller.kind === 'instance' && instanceId !== ownInstance) throw new McpError(ErrorCode.InvalidParams, 'this key reaches its own instance only');
+      return restAs(factsOf(extra), caller.kind === 'admin' ? instanceId : undefined);
+    };
+    const failureAsMcp = (error: unknown): never => {
+      if (error instanceof RestFailure) throw new McpError(ErrorCode.InvalidParams, error.message, { code: error.code, status: error.status });
+      throw error;
+    };
+
+    server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
+      const call = restAs(factsOf(extra), undefined);
+      return { resources: await resourceList(caller, ownInstance, call).catch(failureAsMcp) };
+    });
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+      const target = parseResourceUri(request.params.uri);
+      if (!target) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${request.params.uri}`);
+      const contents = await readResource(request.params.uri, target, resourceRest(extra, target.instanceId)).catch(failureAsMcp);
+      return { contents };
+    });
+    if (subscriptions) {
+      server.setRequestHandler(SubscribeRequestSchema, (request) => {
+        const target = parseResourceUri(request.params.uri);
+        if (!target || target.kind === 'media') throw new McpError(ErrorCode.InvalidParams, `cannot subscribe to ${request.params.uri}: subscribe to a chat list or a chat's messages`);
+        if (caller.kind === 'instance' && target.instanceId !== ownInstance) throw new McpError(ErrorCode.InvalidParams, 'this key reaches its own instance only');
+        subscriptions.set(request.params.uri, { instanceId: target.instanceId, chat: target.kind === 'messages' ? target.chat : undefined });
+        return {};
+      });
+      server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+        subscriptions.delete(request.params.uri);
+        return {};
+      });
+    }
+
+    server.setRequestHandler(ListPromptsRequestSchema, () => ({
+      prompts: PROMPTS.map((prompt) => ({
+        ...prompt,
+        arguments: caller.kind === 'admin' ? [{ name: 'instanceId', description: 'The instance whose chat it is.', required: true }, ...prompt.arguments] : prompt.arguments,
+      })),
+    }));
+    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+      const args = request.params.arguments ?? {};
+      const instanceId = caller.kind === 'admin' ? args.instanceId : ownInstance;
+      if (!instanceId) throw new McpError(ErrorCode.InvalidParams, 'instanceId is required with the admin key');
+      return promptMessages(request.params.name, args, resourceRest(extra, instanceId)).catch(failureAsMcp);
+    });
+    return server;
+  }
+}
+
+function describe(problems: ErrorObject[] | null | undefined): string {
+  const problem = problems?.[0];
+  if (!problem) return 'not valid';
+  const where = problem.instancePath === '' ? 'arguments' : problem.instancePath.slice(1).replaceAll('/', '.');
+  const extra = problem.keyword === 'additionalProperties' ? ` (${String((problem.params as { additionalProperty?: unknown }).additionalProperty)})` : '';
+  return `${where} ${problem.message ?? 'is not valid'}${extra}`;
+}

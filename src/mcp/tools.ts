@@ -1,0 +1,473 @@
+/**
+ * The MCP tools. Each input schema is the REST route's own TypeBox schema where a tool maps to one
+ * route (so the model sees exactly what the API validates), and each tool acts through the REST
+ * route in process (rest.ts). With the admin key, instance tools take an extra `instanceId`.
+ */
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { Type, type TObject, type TSchema } from 'typebox';
+import { ChatQuery, ListQuery, SearchQuery } from '../chats/schema.js';
+import { GroupQuery } from '../groups/schema.js';
+import { PagingQuery } from '../http/schemas.js';
+import { CreateBody, PairBody } from '../instances/schema.js';
+import { FindQuery, MessageChatId, MessageId, PresenceBody, ReactBody, ReadBody } from '../messages/schema.js';
+import { SendContactBody, SendLocationBody, SendMediaBody, SendPollBody, SendTextBody } from '../sending/schema.js';
+import { chatJid, lineOf, ok, okJson, show } from './format.js';
+import type { Caller, RestCall } from './rest.js';
+
+export interface ToolContext {
+  caller: Caller;
+  /** The instance the tool acts on (the caller's own, or the `instanceId` argument of an admin). */
+  instanceId: string | undefined;
+  /** Calls a REST route as the caller; `admin` routes with the admin key. Throws RestFailure on 4xx/5xx. */
+  rest(call: RestCall, options?: { admin?: boolean }): Promise<unknown>;
+  /** Resolves with the next incoming MESSAGE event data of the instance (and chat), or undefined at the deadline. */
+  nextMessage(instanceId: string, chat: string | undefined, timeoutMs: number, signal: AbortSignal): Promise<Record<string, unknown> | undefined>;
+  signal: AbortSignal;
+  waitMaxSeconds: number;
+  /** Media larger than this is linked (resource_link), not embedded. */
+  embedMaxBytes: number;
+}
+
+export interface ToolDefinition {
+  name: string;
+  title: string;
+  /** One line, written for a model. */
+  description: string;
+  input: TObject;
+  annotations: ToolAnnotations;
+  /** Only listed for the admin key; acts on no particular instance. */
+  adminOnly?: boolean;
+  // The arguments were validated against `input` before the call.
+  run(args: any, context: ToolContext): Promise<CallToolResult>;
+}
+
+const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+/** Sends reach other people: not idempotent (a retry sends twice), not destructive. */
+const SEND: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
+/** State changes that converge (mark read, react, typing). */
+const SET: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true };
+
+type Json = Record<string, unknown>;
+type Page = { items: Json[]; total: number; offset: number; limit: number };
+
+const get = (path: string, query?: RestCall['query']): RestCall => ({ method: 'GET', path, ...(query ? { query } : {}) });
+const post = (path: string, body: unknown): RestCall => ({ method: 'POST', path, body });
+
+function pageText(page: Page, what: string, line: (item: Json) => string): string {
+  const shown = page.items.length === 0 ? `No ${what}.` : page.items.map(line).join('\n');
+  const more = page.offset + page.items.length < page.total ? `\n(${page.total} in all; next offset ${page.offset + page.items.length})` : '';
+  return `${shown}${more}`;
+}
+
+function chatLine(chat: Json): string {
+  const unread = typeof chat.unreadCount === 'number' && chat.unreadCount > 0 ? ` · ${chat.unreadCount} unread` : '';
+  const last = chat.lastMessage ? `\n    last: ${lineOf(chat.lastMessage)}` : '';
+  return `- ${show(chat.name ?? chat.chatId)} [${show(chat.chatId)}] (${show(chat.kind)})${unread}${last}`;
+}
+
+function sent(reply: Json, what: string): CallToolResult {
+  const key = (reply.key ?? {}) as Json;
+  return okJson(reply, `${what} ${show(reply.status ?? 'SENT')} to ${show(key.remoteJid)}, id ${show(key.id)}.`);
+}
+
+const Limit = (fallback: number, max: number, description: string) => Type.Integer({ minimum: 1, maximum: max, default: fallback, description });
+
+/** Messages of a chat newest first, up to `limit`, at or before `until`. */
+async function messagesOf(context: ToolContext, chatId: string, limit: number, until?: number): Promise<Page> {
+  return (await context.rest(get('/message/find', { chatId, limit, ...(until !== undefined ? { until } : {}) }))) as Page;
+}
+
+export const TOOLS: ToolDefinition[] = [
+  {
+    name: 'list_chats',
+    title: 'List chats',
+    description: 'List the WhatsApp chats of the instance, most recent first, with unread counts and the last message.',
+    input: ListQuery,
+    annotations: READ,
+    async run(args, context) {
+      const page = (await context.rest(get('/chat/list', args))) as Page;
+      return ok(pageText(page, 'chats', chatLine), page);
+    },
+  },
+  {
+    name: 'search_chats',
+    title: 'Search chats',
+    description: 'Find chats whose name, number or message text contains the query (case-insensitive).',
+    input: SearchQuery,
+    annotations: READ,
+    async run(args, context) {
+      const page = (await context.rest(get('/chat/search', args))) as Page;
+      return ok(pageText(page, 'chats found', chatLine), page);
+    },
+  },
+  {
+    name: 'get_chat',
+    title: 'Read a chat',
+    description: 'Read one chat and its recent messages (newest first); page back in time with `before` from the previous answer.',
+    input: Type.Object(
+      {
+        chatId: ChatQuery.properties.chatId,
+        limit: Limit(20, 100, 'How many messages (1 to 100, default 20).'),
+        before: Type.Optional(Type.Integer({ minimum: 0, description: 'Only messages at or before this time (Unix seconds): the `nextBefore` of the previous answer.' })),
+      },
+      { additionalProperties: false },
+    ),
+    annotations: READ,
+    async run(args: { chatId: string; limit: number; before?: number }, context) {
+      const chat = (await context.rest(get('/chat/info', { chatId: args.chatId }))) as Json;
+      const page = await messagesOf(context, args.chatId, args.limit, args.before);
+      const oldest = page.items.at(-1)?.messageTimestamp;
+      const nextBefore = page.items.length === args.limit && typeof oldest === 'number' ? oldest - 1 : null;
+      const lines = page.items.map(lineOf).reverse().join('\n');
+      const text = `${chatLine({ ...chat, lastMessage: null })}\n${lines || 'No messages.'}${nextBefore !== null ? `\n(older: before=${nextBefore})` : ''}`;
+      return ok(text, { chat, messages: page.items, total: page.total, nextBefore });
+    },
+  },
+  {
+    name: 'get_message_context',
+    title: 'Read around a message',
+    description: 'Read a message with the messages just before and after it in its chat, oldest first.',
+    input: Type.Object(
+      {
+        chatId: MessageChatId,
+        messageId: MessageId,
+        before: Type.Integer({ minimum: 0, maximum: 50, default: 5, description: 'Messages before it (0 to 50, default 5).' }),
+        after: Type.Integer({ minimum: 0, maximum: 50, default: 5, description: 'Messages after it (0 to 50, default 5).' }),
+      },
+      { additionalProperties: false },
+    ),
+    annotations: READ,
+    async run(args: { chatId: string; messageId: string; before: number; after: number }, context) {
+      const found = (await context.rest(get('/message/find', { chatId: args.chatId, messageId: args.messageId, limit: 1 }))) as Page;
+      const target = found.items[0];
+      if (!target) return toolNotFound(`message ${args.messageId} not found in chat ${args.chatId}`);
+      const at = Number(target.messageTimestamp);
+      // Messages of the same second show up on both sides: fetch a few more and drop them once.
+      const slack = 20;
+      const idOf = (m: Json) => show((m.key as Json).id);
+      const earlier = (await context.rest(get('/message/find', { chatId: args.chatId, until: at, limit: args.before + slack }))) as Page;
+      const before = earlier.items.filter((m) => idOf(m) !== args.messageId).slice(0, args.before);
+      let after: Json[] = [];
+      if (args.after > 0) {
+        // Newest first: the messages right after `at` are the last ones of the `since` listing.
+        const total = ((await context.rest(get('/message/find', { chatId: args.chatId, since: at, limit: 1 }))) as Page).total;
+        const offset = Math.max(0, total - args.after - slack);
+        const later = (await context.rest(get('/message/find', { chatId: args.chatId, since: at, offset, limit: args.after + slack }))) as Page;
+        const seen = new Set([args.messageId, ...before.map(idOf)]);
+        after = later.items.filter((m) => !seen.has(idOf(m))).slice(-args.after);
+      }
+      const messages = [...before.reverse(), target, ...after.reverse()];
+      const text = messages.map((m) => `${m === target ? '>> ' : '   '}${lineOf(m)}`).join('\n');
+      return ok(text, { message: target, messages });
+    },
+  },
+  {
+    name: 'find_messages',
+    title: 'Find messages',
+    description: 'Search stored messages by text, chat, direction and time range (Unix seconds), newest first.',
+    input: FindQuery,
+    annotations: READ,
+    async run(args, context) {
+      const page = (await context.rest(get('/message/find', args))) as Page;
+      return ok(pageText(page, 'messages found', (m) => `- ${show((m.key as Json).remoteJid)}  ${lineOf(m)}`), page);
+    },
+  },
+  {
+    name: 'search_contacts',
+    title: 'Search contacts',
+    description: 'Find contacts by part of their name or number, or by a JID (an `@lid` JID answers with the phone number when known).',
+    input: Type.Object(
+      {
+        query: Type.String({ minLength: 1, maxLength: 128, description: 'Part of a name, digits of a number, or a JID such as `123456789@lid`.' }),
+        limit: Limit(20, 100, 'Most contacts to return (default 20).'),
+      },
+      { additionalProperties: false },
+    ),
+    annotations: READ,
+    async run(args: { query: string; limit: number }, context) {
+      const query = args.query.trim().toLowerCase();
+      const digits = query.replace(/[^0-9]/g, '');
+      const matches: Json[] = [];
+      // The contact list has no server-side search: scan it page by page (bounded).
+      for (let offset = 0; offset < 5000 && matches.length < args.limit; offset += 500) {
+        const page = (await context.rest(get('/user/contacts', { offset, limit: 500 }))) as Page;
+        for (const contact of page.items) {
+          const name = [contact.name, contact.pushName, contact.verifiedName].filter((v) => typeof v === 'string').join(' ').toLowerCase();
+          const jid = show(contact.jid).toLowerCase();
+          const hit = query.includes('@') ? jid === query || show(contact.lid ?? '').toLowerCase() === query : name.includes(query) || (digits.length >= 3 && show(contact.number).includes(digits));
+          if (hit) matches.push(contact);
+          if (matches.length >= args.limit) break;
+        }
+        if (offset + page.items.length >= page.total) break;
+      }
+      const text = matches.length === 0 ? `No contact matches "${args.query}".` : matches.map((c) => `- ${show(c.name ?? c.pushName ?? '(no name)')}: ${show(c.number)} [${show(c.jid)}]`).join('\n');
+      return ok(text, { items: matches });
+    },
+  },
+  {
+    name: 'send_text',
+    title: 'Send a text',
+    description: 'Send a text message to a number or group; set `quoted.id` to reply to a message.',
+    input: SendTextBody,
+    annotations: SEND,
+    async run(args, context) {
+      return sent((await context.rest(post('/send/text', args))) as Json, 'Text');
+    },
+  },
+  {
+    name: 'send_media',
+    title: 'Send media',
+    description: 'Send an image, video, audio (or voice note) or document given by https URL or base64, with an optional caption.',
+    input: SendMediaBody,
+    annotations: SEND,
+    async run(args, context) {
+      return sent((await context.rest(post('/send/media', args))) as Json, 'Media');
+    },
+  },
+  {
+    name: 'send_location',
+    title: 'Send a location',
+    description: 'Send a map location (latitude, longitude, optional place name and address).',
+    input: SendLocationBody,
+    annotations: SEND,
+    async run(args, context) {
+      return sent((await context.rest(post('/send/location', args))) as Json, 'Location');
+    },
+  },
+  {
+    name: 'send_contact',
+    title: 'Send contact cards',
+    description: 'Send one or more contact cards (name and phone numbers).',
+    input: SendContactBody,
+    annotations: SEND,
+    async run(args, context) {
+      return sent((await context.rest(post('/send/contact', args))) as Json, 'Contact card');
+    },
+  },
+  {
+    name: 'send_poll',
+    title: 'Send a poll',
+    description: 'Send a poll with a question and 2 to 12 options.',
+    input: SendPollBody,
+    annotations: SEND,
+    async run(args, context) {
+      return sent((await context.rest(post('/send/poll', args))) as Json, 'Poll');
+    },
+  },
+  {
+    name: 'react',
+    title: 'React to a message',
+    description: 'React to a message with one emoji; an empty emoji removes the reaction.',
+    input: ReactBody,
+    annotations: SET,
+    async run(args, context) {
+      return sent((await context.rest(post('/message/react', args))) as Json, 'Reaction');
+    },
+  },
+  {
+    name: 'mark_read',
+    title: 'Mark messages read',
+    description: 'Mark received messages of a chat as read (blue ticks, as the privacy settings allow).',
+    input: ReadBody,
+    annotations: SET,
+    async run(args, context) {
+      return okJson((await context.rest(post('/message/read', args))) as Json, 'Marked read.');
+    },
+  },
+  {
+    name: 'send_typing',
+    title: 'Show typing',
+    description: 'Show "typing…" or "recording audio…" in a chat (or stop it with `paused`), optionally for a fixed time.',
+    input: PresenceBody,
+    annotations: SET,
+    async run(args, context) {
+      return okJson((await context.rest(post('/message/presence', args))) as Json, 'Presence sent.');
+    },
+  },
+  {
+    name: 'list_groups',
+    title: 'List groups',
+    description: 'List the groups the instance is in, with subjects and participants.',
+    input: PagingQuery,
+    annotations: READ,
+    async run(args, context) {
+      const page = (await context.rest(get('/group/list', args))) as Page;
+      return ok(pageText(page, 'groups', (g) => `- ${show(g.subject)} [${show(g.groupId)}] · ${show(g.size)} participants`), page);
+    },
+  },
+  {
+    name: 'get_group',
+    title: 'Group info',
+    description: 'Read a group: subject, description, settings and participants with their roles.',
+    input: GroupQuery,
+    annotations: READ,
+    async run(args, context) {
+      const group = (await context.rest(get('/group/info', args))) as Json;
+      const participants = (group.participants as Json[]).map((p) => `- ${show(p.number)} (${show(p.role)})`).join('\n');
+      return ok(`${show(group.subject)} [${show(group.groupId)}]\n${show(group.description ?? '')}\nParticipants:\n${participants}`, group);
+    },
+  },
+  {
+    name: 'download_media',
+    title: 'Download media',
+    description: 'Get the image, audio, video or document of a message as MCP content (images and audio inline).',
+    input: Type.Object({ messageId: MessageId }, { additionalProperties: false }),
+    annotations: READ,
+    async run(args: { messageId: string }, context) {
+      const found = (await context.rest(get('/message/find', { messageId: args.messageId, limit: 1 }))) as Page;
+      const media = found.items[0]?.media as Json | undefined;
+      if (!media) return toolNotFound(`message ${args.messageId} has no stored media`);
+      const mimetype = show(media.mimetype);
+      const info = { messageId: args.messageId, mimetype, fileLength: media.fileLength, fileName: media.fileName ?? null, sha256: media.sha256 };
+      const uri = `waygate://instances/${context.instanceId ?? ''}/media/${encodeURIComponent(args.messageId)}`;
+      if (Number(media.fileLength) > context.embedMaxBytes) {
+        return {
+          content: [
+            { type: 'text', text: `${mimetype}, ${show(media.fileLength)} bytes: too large to embed; GET ${show(media.downloadUrl)} with the instance token.` },
+            { type: 'resource_link', uri, name: show(media.fileName ?? args.messageId), mimeType: mimetype },
+          ],
+          structuredContent: { ...info, downloadUrl: media.downloadUrl },
+        };
+      }
+      const file = (await context.rest(get(`/message/download/${encodeURIComponent(args.messageId)}/base64`))) as Json;
+      const data = show(file.base64);
+      const lead = { type: 'text' as const, text: `${mimetype}, ${show(file.fileLength)} bytes${file.fileName ? `, ${show(file.fileName)}` : ''}.` };
+      const body = mimetype.startsWith('image/')
+        ? { type: 'image' as const, data, mimeType: mimetype }
+        : mimetype.startsWith('audio/')
+          ? { type: 'audio' as const, data, mimeType: mimetype }
+          : { type: 'resource' as const, resource: { uri, mimeType: mimetype, blob: data } };
+      return { content: [lead, body], structuredContent: info };
+    },
+  },
+  {
+    name: 'wait_for_message',
+    title: 'Wait for a message',
+    description: 'Wait (bounded) for the next message someone sends to the instance, in one chat or any; returns at once if one came after `since`.',
+    input: Type.Object(
+      {
+        chatId: Type.Optional(MessageChatId),
+        timeoutSeconds: Type.Integer({ minimum: 1, maximum: 3600, default: 30, description: 'Longest wait in seconds (capped by MCP_WAIT_MAX_SECONDS; default 30).' }),
+        since: Type.Optional(
+          Type.Integer({ minimum: 0, description: 'Return messages received after this time (Unix seconds) at once, if any: pass the `messageTimestamp` of the last message you saw so none is missed.' }),
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    annotations: READ,
+    async run(args: { chatId?: string; timeoutSeconds: number; since?: number }, context) {
+      const instanceId = context.instanceId;
+      if (!instanceId) return toolNotFound('no instance to wait on');
+      const chat = args.chatId ? chatJid(args.chatId) : undefined;
+      const timeoutMs = Math.min(args.timeoutSeconds, context.waitMaxSeconds) * 1000;
+      // Listen first, then look at the store, so a message arriving in between is not missed.
+      const controller = new AbortController();
+      const abort = () => controller.abort();
+      context.signal.addEventListener('abort', abort, { once: true });
+      try {
+        const next = context.nextMessage(instanceId, chat, timeoutMs, controller.signal);
+        if (args.since !== undefined) {
+          const query = { fromMe: false, since: args.since + 1, limit: 20, ...(args.chatId ? { chatId: args.chatId } : {}) };
+          const earlier = (await context.rest(get('/message/find', query))) as Page;
+          if (earlier.items.length > 0) {
+            controller.abort();
+            const messages = [...earlier.items].reverse();
+            return ok(messages.map(lineOf).join('\n'), { messages, timedOut: false });
+          }
+        }
+        const message = await next;
+        if (!message) return ok(`No message within ${timeoutMs / 1000} s.`, { messages: [], timedOut: true });
+        return ok(lineOf(message), { messages: [message], timedOut: false });
+      } finally {
+        context.signal.removeEventListener('abort', abort);
+        controller.abort();
+      }
+    },
+  },
+  {
+    name: 'get_instance_status',
+    title: 'Instance status',
+    description: 'Read the connection status and phone number of the instance.',
+    input: Type.Object({}, { additionalProperties: false }),
+    annotations: READ,
+    async run(_args, context) {
+      const status = (await context.rest(get('/instance/status'))) as Json;
+      return okJson(status, `Instance is ${show(status.status)}${status.number ? ` as ${show(status.number)}` : ''}.`);
+    },
+  },
+  {
+    name: 'connect_instance',
+    title: 'Connect the instance',
+    description: 'Start connecting the instance to WhatsApp; then link it with get_qr (scan) or pair_with_code.',
+    input: Type.Object({}, { additionalProperties: false }),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    async run(_args, context) {
+      const reply = (await context.rest(post('/instance/connect', undefined))) as Json;
+      const { qrcode: _qr, ...rest } = reply;
+      return okJson(rest, `Status ${show(reply.status)}.${reply.qrcode ? ' A QR code is ready: call get_qr.' : ''}`);
+    },
+  },
+  {
+    name: 'get_qr',
+    title: 'QR code',
+    description: 'Get the current QR code to link the instance (scan it in WhatsApp > Linked devices) as an image.',
+    input: Type.Object({}, { additionalProperties: false }),
+    annotations: READ,
+    async run(_args, context) {
+      const qr = (await context.rest(get('/instance/qr'))) as Json;
+      return {
+        content: [
+          { type: 'text', text: `QR attempt ${show(qr.attempt)}, valid until ${show(qr.expiresAt)}.` },
+          { type: 'image', data: show(qr.base64), mimeType: 'image/png' },
+        ],
+        structuredContent: { code: qr.code, attempt: qr.attempt, expiresAt: qr.expiresAt },
+      };
+    },
+  },
+  {
+    name: 'pair_with_code',
+    title: 'Pairing code',
+    description: 'Get an 8-digit code to link the instance by phone number instead of a QR (WhatsApp > Linked devices > Link with phone number).',
+    input: PairBody,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    async run(args, context) {
+      const reply = (await context.rest(post('/instance/pair', args))) as Json;
+      return okJson(reply, `Pairing code ${show(reply.pairingCode)} for ${show(reply.number)}.`);
+    },
+  },
+  // ---- admin key only ----
+  {
+    name: 'list_instances',
+    title: 'List instances',
+    description: 'List every instance of the gateway with its status and number (admin).',
+    input: PagingQuery,
+    annotations: READ,
+    adminOnly: true,
+    async run(args, context) {
+      const page = (await context.rest(get('/instance/all', args), { admin: true })) as Page;
+      return ok(
+        pageText(page, 'instances', (i) => `- ${show(i.instanceName)} [${show(i.instanceId)}] ${show(i.network)} ${show(i.status)}${i.number ? ` ${show(i.number)}` : ''}`),
+        page,
+      );
+    },
+  },
+  {
+    name: 'create_instance',
+    title: 'Create an instance',
+    description: 'Create a new instance (one WhatsApp number, or a sandbox one); the answer holds its token (admin).',
+    input: CreateBody,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    adminOnly: true,
+    async run(args, context) {
+      const reply = (await context.rest(post('/instance/create', args), { admin: true })) as Json;
+      return okJson(reply, `Created ${show(reply.instanceName)} [${show(reply.instanceId)}]; connect it with connect_instance.`);
+    },
+  },
+];
+
+function toolNotFound(message: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: `${message} (not_found, HTTP 404)` }], structuredContent: { error: message, code: 'not_found', status: 404 } };
+}
+
+/** The `instanceId` argument the admin key adds to every instance tool. */
+export const InstanceIdArgument: TSchema = Type.String({ minLength: 1, maxLength: 64, description: 'The instance to act on (admin key only).' });
