@@ -142,19 +142,20 @@ export const TOOLS: ToolDefinition[] = [
       const target = found.items[0];
       if (!target) return toolNotFound(`message ${args.messageId} not found in chat ${args.chatId}`);
       const at = Number(target.messageTimestamp);
-      // Messages of the same second show up on both sides: fetch a few more and drop them once.
-      const slack = 20;
+      // The store lists newest first; messages of the same second as the target sit on both sides
+      // of it in that listing, so the listing up to `at` gives the earlier ones and the same-second later ones.
       const idOf = (m: Json) => show((m.key as Json).id);
-      const earlier = (await context.rest(get('/message/find', { chatId: args.chatId, until: at, limit: args.before + slack }))) as Page;
-      const before = earlier.items.filter((m) => idOf(m) !== args.messageId).slice(0, args.before);
+      const upTo = (await context.rest(get('/message/find', { chatId: args.chatId, until: at, limit: Math.min(500, args.before + 100) }))) as Page;
+      const index = upTo.items.findIndex((m) => idOf(m) === args.messageId);
+      const before = upTo.items.slice(index + 1, index + 1 + args.before);
       let after: Json[] = [];
       if (args.after > 0) {
-        // Newest first: the messages right after `at` are the last ones of the `since` listing.
-        const total = ((await context.rest(get('/message/find', { chatId: args.chatId, since: at, limit: 1 }))) as Page).total;
-        const offset = Math.max(0, total - args.after - slack);
-        const later = (await context.rest(get('/message/find', { chatId: args.chatId, since: at, offset, limit: args.after + slack }))) as Page;
-        const seen = new Set([args.messageId, ...before.map(idOf)]);
-        after = later.items.filter((m) => !seen.has(idOf(m))).slice(-args.after);
+        const total = ((await context.rest(get('/message/find', { chatId: args.chatId, since: at + 1, limit: 1 }))) as Page).total;
+        const later =
+          total === 0
+            ? []
+            : ((await context.rest(get('/message/find', { chatId: args.chatId, since: at + 1, offset: Math.max(0, total - args.after), limit: args.after }))) as Page).items;
+        after = [...later, ...upTo.items.slice(0, Math.max(0, index))].slice(-args.after);
       }
       const messages = [...before.reverse(), target, ...after.reverse()];
       const text = messages.map((m) => `${m === target ? '>> ' : '   '}${lineOf(m)}`).join('\n');

@@ -1,0 +1,338 @@
+/**
+ * /mcp end to end: the official SDK client (Streamable HTTP) against a real gateway with sandbox
+ * instances; what a tool sends arrives at the other sandbox instance.
+ */
+import http from 'node:http';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeSamples, type Samples } from '../../test/support/media.js';
+import {
+  connectedInstance,
+  recordEvents,
+  startGateway,
+  uniqueNumber,
+  waitFor,
+  type RecordedEvents,
+  type TestGateway,
+  type TestInstance,
+} from '../../test/support/gateway.js';
+
+let gw: TestGateway;
+let events: RecordedEvents;
+let samples: Samples;
+let a: TestInstance;
+let b: TestInstance;
+const clients: Client[] = [];
+
+async function connect(key: string, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: 'waygate-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), {
+    requestInit: { headers: { Authorization: `Bearer ${key}`, ...headers } },
+  });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+type ToolResult = { isError?: boolean; content: any[]; structuredContent?: any };
+async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolResult> {
+  return (await client.callTool({ name, arguments: args })) as ToolResult;
+}
+
+/** A raw HTTP request to /mcp with any headers (fetch cannot set Host). */
+function rawPost(headers: Record<string, string>, body: unknown): Promise<{ status: number; text: string; headers: http.IncomingHttpHeaders }> {
+  const url = new URL(`${gw.url}/mcp`);
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: '/mcp',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(payload), ...headers },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, text, headers: response.headers }));
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
+
+/** The JSON-RPC message of an answer sent as JSON or as one SSE event. */
+function rpcOf(text: string): any {
+  const data = text.split('\n').find((line) => line.startsWith('data: '));
+  return JSON.parse(data ? data.slice(6) : text);
+}
+
+const listTools = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+
+beforeAll(async () => {
+  gw = await startGateway();
+  events = recordEvents(gw);
+  samples = await makeSamples();
+  a = await connectedInstance(gw, uniqueNumber());
+  b = await connectedInstance(gw, uniqueNumber());
+});
+
+afterAll(async () => {
+  for (const client of clients) await client.close().catch(() => undefined);
+  await gw?.stop();
+});
+
+describe('MCP server at /mcp', () => {
+  it('lists tools with input schemas, descriptions and annotations; instance keys see no admin tools', async () => {
+    const client = await connect(a.token);
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    for (const name of ['list_chats', 'search_chats', 'get_chat', 'get_message_context', 'find_messages', 'search_contacts', 'send_text', 'send_media', 'send_location', 'send_contact', 'send_poll', 'react', 'mark_read', 'send_typing', 'list_groups', 'get_group', 'download_media', 'wait_for_message', 'get_instance_status', 'connect_instance', 'get_qr', 'pair_with_code']) {
+      expect(names).toContain(name);
+    }
+    expect(names).not.toContain('list_instances');
+    expect(names).not.toContain('create_instance');
+    const sendText = tools.find((t) => t.name === 'send_text')!;
+    expect(sendText.inputSchema).toMatchObject({ type: 'object', required: expect.arrayContaining(['number', 'text']) });
+    expect(sendText.inputSchema.properties).not.toHaveProperty('instanceId');
+    expect(sendText.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+    expect(tools.find((t) => t.name === 'list_chats')!.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
+    for (const tool of tools) {
+      expect(tool.description).toBeTruthy();
+      expect(tool.description!.includes('\n')).toBe(false);
+    }
+  });
+
+  it('sends a text through a tool; the other sandbox instance receives it; chats and messages read back', async () => {
+    const client = await connect(a.token);
+    const text = `hello from mcp ${Date.now()}`;
+    const result = await call(client, 'send_text', { number: b.number, text });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ key: { fromMe: true }, status: 'SENT' });
+    const received = await events.next(b.id, 'MESSAGE', (e) => e.data.message?.conversation === text);
+    expect(received.data.key.remoteJid).toBe(`${a.number}@s.whatsapp.net`);
+
+    const chats = await call(client, 'list_chats');
+    expect(chats.structuredContent.items.map((c: any) => c.chatId)).toContain(`${b.number}@s.whatsapp.net`);
+    const chat = await call(client, 'get_chat', { chatId: b.number });
+    expect(chat.isError).toBeFalsy();
+    expect(chat.content[0].text).toContain(text);
+    expect(chat.structuredContent.messages[0].key.id).toBe(result.structuredContent.key.id);
+    const found = await call(client, 'find_messages', { text: 'hello from mcp' });
+    expect(found.structuredContent.items.some((m: any) => m.key.id === result.structuredContent.key.id)).toBe(true);
+    const searched = await call(client, 'search_chats', { query: b.number! });
+    expect(searched.structuredContent.items.length).toBeGreaterThan(0);
+
+    // B answers twice; the context of the first answer holds the message before and after it.
+    const bClient = await connect(b.token);
+    const first = await call(bClient, 'send_text', { number: a.number, text: 'answer one', quoted: { id: result.structuredContent.key.id } });
+    await events.next(a.id, 'MESSAGE', (e) => e.data.key.id === first.structuredContent.key.id);
+    const second = await call(bClient, 'send_text', { number: a.number, text: 'answer two' });
+    await events.next(a.id, 'MESSAGE', (e) => e.data.key.id === second.structuredContent.key.id);
+    const context = await call(client, 'get_message_context', { chatId: b.number, messageId: first.structuredContent.key.id, before: 1, after: 1 });
+    expect(context.isError).toBeFalsy();
+    expect(context.structuredContent.messages.map((m: any) => m.key.id)).toEqual([
+      result.structuredContent.key.id,
+      first.structuredContent.key.id,
+      second.structuredContent.key.id,
+    ]);
+    expect(context.content[0].text).toMatch(/>> .*answer one/);
+
+    const contacts = await call(client, 'search_contacts', { query: b.number!.slice(-6) });
+    expect(contacts.structuredContent.items.map((c: any) => c.number)).toContain(b.number);
+  });
+
+  it('sends the other kinds: location, contact, poll, reaction, read marks and typing', async () => {
+    const client = await connect(a.token);
+    const location = await call(client, 'send_location', { number: b.number, latitude: -23.5, longitude: -46.6, name: 'Paulista' });
+    expect(location.isError).toBeFalsy();
+    await events.next(b.id, 'MESSAGE', (e) => e.data.key.id === location.structuredContent.key.id && e.data.message.locationMessage);
+    const contact = await call(client, 'send_contact', { number: b.number, contacts: [{ fullName: 'Ana', phones: [{ number: '5511999990000' }] }] });
+    await events.next(b.id, 'MESSAGE', (e) => e.data.key.id === contact.structuredContent.key.id && e.data.message.contactMessage);
+    const poll = await call(client, 'send_poll', { number: b.number, name: 'Lunch?', options: ['yes', 'no'] });
+    await events.next(b.id, 'MESSAGE', (e) => e.data.key.id === poll.structuredContent.key.id);
+    const reaction = await call(client, 'react', { chatId: b.number, messageId: poll.structuredContent.key.id, emoji: '👍' });
+    expect(reaction.isError).toBeFalsy();
+    await events.next(b.id, 'MESSAGE', (e) => e.data.message.reactionMessage?.text === '👍');
+    const typing = await call(client, 'send_typing', { chatId: b.number, presence: 'composing' });
+    expect(typing.isError).toBeFalsy();
+    await events.next(b.id, 'CHAT_PRESENCE', (e) => JSON.stringify(e.data).includes('composing'));
+
+    const bClient = await connect(b.token);
+    const read = await call(bClient, 'mark_read', { chatId: a.number, messageIds: [poll.structuredContent.key.id] });
+    expect(read.isError).toBeFalsy();
+    await events.next(a.id, 'READ_RECEIPT', (e) => JSON.stringify(e.data).includes(poll.structuredContent.key.id));
+  });
+
+  it('gives media as image content, not base64 in text', async () => {
+    const client = await connect(a.token);
+    const sent = await call(client, 'send_media', { number: b.number, media: { base64: samples.png.toString('base64') }, caption: 'a picture' });
+    expect(sent.isError).toBeFalsy();
+    const received = await events.next(b.id, 'MESSAGE', (e) => e.data.key.id === sent.structuredContent.key.id);
+    const bClient = await connect(b.token);
+    const media = await call(bClient, 'download_media', { messageId: received.data.key.id });
+    expect(media.isError).toBeFalsy();
+    const image = media.content.find((c) => c.type === 'image');
+    expect(image).toMatchObject({ type: 'image', mimeType: 'image/png' });
+    expect(Buffer.from(image.data, 'base64').equals(samples.png)).toBe(true);
+    for (const part of media.content.filter((c) => c.type === 'text')) expect(part.text.length).toBeLessThan(500);
+  });
+
+  it('waits for the next incoming message, and returns at once for one that came after `since`', async () => {
+    const bClient = await connect(b.token);
+    const aClient = await connect(a.token);
+    let answered = false;
+    const waiting = call(bClient, 'wait_for_message', { chatId: a.number, timeoutSeconds: 20 }).finally(() => (answered = true));
+    // The wait starts once the call reaches the server: keep writing until it answers.
+    const sentIds = new Map<string, string>();
+    let sendResult: ToolResult | undefined;
+    for (let i = 0; !answered && i < 50; i += 1) {
+      const text = `are you there ${i} ${Date.now()}`;
+      sendResult = await call(aClient, 'send_text', { number: b.number, text });
+      sentIds.set(sendResult.structuredContent.key.id, text);
+      await Promise.race([waiting, new Promise((resolve) => setTimeout(resolve, 200))]);
+    }
+    const answer = await waiting;
+    expect(answer.isError).toBeFalsy();
+    expect(answer.structuredContent).toMatchObject({ timedOut: false });
+    const got = answer.structuredContent.messages[0].key.id;
+    expect(sentIds.has(got)).toBe(true);
+    expect(answer.content[0].text).toContain(sentIds.get(got));
+
+    const since = sendResult!.structuredContent.messageTimestamp - 1;
+    const again = await call(bClient, 'wait_for_message', { chatId: a.number, since, timeoutSeconds: 1 });
+    expect(again.structuredContent.messages.map((m: any) => m.key.id)).toContain(sendResult!.structuredContent.key.id);
+
+    const quiet = await call(bClient, 'wait_for_message', { chatId: '5511000000001', timeoutSeconds: 1 });
+    expect(quiet.isError).toBeFalsy();
+    expect(quiet.structuredContent).toEqual({ messages: [], timedOut: true });
+  });
+
+  it('admin key: admin tools, instance tools with instanceId', async () => {
+    const admin = await connect(gw.adminKey);
+    const { tools } = await admin.listTools();
+    const names = tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['list_instances', 'create_instance', 'send_text']));
+    expect(tools.find((t) => t.name === 'send_text')!.inputSchema.required).toContain('instanceId');
+
+    const list = await call(admin, 'list_instances', { limit: 500 });
+    expect(list.structuredContent.items.map((i: any) => i.instanceId)).toEqual(expect.arrayContaining([a.id, b.id]));
+
+    const text = `admin says hi ${Date.now()}`;
+    const sent = await call(admin, 'send_text', { instanceId: a.id, number: b.number, text });
+    expect(sent.isError).toBeFalsy();
+    await events.next(b.id, 'MESSAGE', (e) => e.data.message?.conversation === text);
+    const missing = await call(admin, 'send_text', { number: b.number, text });
+    expect(missing.isError).toBe(true);
+    expect(missing.content[0].text).toContain('instanceId');
+
+    const created = await call(admin, 'create_instance', { instanceName: `mcp-created-${Date.now()}`, network: 'sandbox' });
+    expect(created.isError).toBeFalsy();
+    const newId = created.structuredContent.instanceId;
+    const connected = await call(admin, 'connect_instance', { instanceId: newId });
+    expect(connected.isError).toBeFalsy();
+    const qr = await waitFor(async () => {
+      const answer = await call(admin, 'get_qr', { instanceId: newId });
+      return answer.isError ? undefined : answer;
+    });
+    expect(qr.content.find((c) => c.type === 'image')).toMatchObject({ mimeType: 'image/png' });
+    const status = await call(admin, 'get_instance_status', { instanceId: newId });
+    expect(status.structuredContent.status).not.toBe('CONNECTED');
+  });
+
+  it('an instance token reaches its own instance only', async () => {
+    const client = await connect(a.token);
+    const other = await call(client, 'send_text', { instanceId: b.id, number: a.number, text: 'not mine' });
+    expect(other.isError).toBe(true);
+    expect(other.content[0].text).toContain('instanceId');
+    await expect(client.readResource({ uri: `waygate://instances/${b.id}/chats` })).rejects.toThrow(/own instance/);
+    await expect(client.subscribeResource({ uri: `waygate://instances/${b.id}/chats` })).rejects.toThrow(/own instance/);
+    // Its own status is its own number.
+    const status = await call(client, 'get_instance_status');
+    expect(status.structuredContent).toMatchObject({ status: 'CONNECTED', number: a.number });
+  });
+
+  it('REST errors come back as tool results with isError, the message and the code', async () => {
+    const client = await connect(a.token);
+    const unknownChat = await call(client, 'get_chat', { chatId: '5511000000002' });
+    expect(unknownChat.isError).toBe(true);
+    expect(unknownChat.structuredContent).toMatchObject({ status: 404 });
+    expect(unknownChat.content[0].text).toMatch(/not found/);
+    const badArgs = await call(client, 'send_text', { number: 'abc', text: 'x' });
+    expect(badArgs.isError).toBe(true);
+    expect(badArgs.structuredContent).toMatchObject({ code: 'bad_request', status: 400 });
+    await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/Unknown tool/);
+  });
+
+  it('refuses a wrong or missing key with 401, never 500', async () => {
+    const bad = await rawPost({ authorization: 'Bearer not-a-real-token-0123456789abcdef' }, listTools);
+    expect(bad.status).toBe(401);
+    expect(rpcOf(bad.text)).toMatchObject({ jsonrpc: '2.0', error: { message: 'invalid api key' } });
+    expect(bad.headers['www-authenticate']).toMatch(/^Bearer/);
+    const missing = await rawPost({}, listTools);
+    expect(missing.status).toBe(401);
+    const malformed = await rawPost({ apikey: 'x' }, listTools);
+    expect(malformed.status).toBe(401);
+    await expect(connect('wrong-key-wrong-key-wrong-key-00')).rejects.toThrow(/401|invalid api key/);
+  });
+
+  it('answers stateless requests (no session) and accepts the apikey header', async () => {
+    const answer = await rawPost({ apikey: a.token }, listTools);
+    expect(answer.status).toBe(200);
+    expect(answer.headers['mcp-session-id']).toBeUndefined();
+    expect(rpcOf(answer.text).result.tools.map((t: any) => t.name)).toContain('send_text');
+  });
+
+  it('refuses a Host or Origin that is not allowed (DNS rebinding)', async () => {
+    const evilHost = await rawPost({ apikey: a.token, host: 'evil.example:80' }, listTools);
+    expect(evilHost.status).toBe(403);
+    expect(rpcOf(evilHost.text).error.data.code).toBe('mcp_host_refused');
+    const evilOrigin = await rawPost({ apikey: a.token, origin: 'http://evil.example' }, listTools);
+    expect(evilOrigin.status).toBe(403);
+    expect(rpcOf(evilOrigin.text).error.data.code).toBe('mcp_origin_refused');
+    const local = await rawPost({ apikey: a.token, origin: 'http://localhost:5173', host: `localhost:${new URL(gw.url).port}` }, listTools);
+    expect(local.status).toBe(200);
+  });
+
+  it('a session subscribed to a chat is told when a message arrives; resources and prompts read', async () => {
+    const bClient = await connect(b.token);
+    const chatUri = `waygate://instances/${b.id}/chats/${a.number}@s.whatsapp.net/messages`;
+    const updates: string[] = [];
+    bClient.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+      updates.push(notification.params.uri);
+    });
+    await bClient.subscribeResource({ uri: chatUri });
+    const contact = uniqueNumber();
+    // A virtual contact's message is for another chat: no update for this subscription.
+    await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from: contact, to: b.number, text: 'from a stranger' } });
+    const aClient = await connect(a.token);
+    const text = `ping ${Date.now()}`;
+    await call(aClient, 'send_text', { number: b.number, text });
+    await waitFor(() => (updates.includes(chatUri) ? true : undefined), 10_000, 'resource update');
+    expect(updates.every((uri) => uri === chatUri)).toBe(true);
+
+    const read = await bClient.readResource({ uri: chatUri });
+    expect((read.contents[0] as { text: string }).text).toContain(text);
+    const resources = await bClient.listResources();
+    expect(resources.resources.map((r) => r.uri)).toContain(`waygate://instances/${b.id}/chats`);
+    const templates = await bClient.listResourceTemplates();
+    expect(templates.resourceTemplates.length).toBeGreaterThan(0);
+    const prompts = await bClient.listPrompts();
+    expect(prompts.prompts.map((p) => p.name)).toEqual(['summarize_chat', 'draft_reply']);
+    const prompt = await bClient.getPrompt({ name: 'summarize_chat', arguments: { chatId: a.number! } });
+    expect((prompt.messages[0]!.content as { text: string }).text).toContain(text);
+
+    await bClient.unsubscribeResource({ uri: chatUri });
+    const count = updates.length;
+    const after = `after unsubscribe ${Date.now()}`;
+    await call(aClient, 'send_text', { number: b.number, text: after });
+    await events.next(b.id, 'MESSAGE', (e) => e.data.message?.conversation === after);
+    await gw.bus.settled();
+    expect(updates.length).toBe(count);
+  });
+});
