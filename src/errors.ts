@@ -59,7 +59,8 @@ export const errors = {
   mcpOriginRefused: (origin: string) =>
     new AppError('mcp_origin_refused', 403, `origin "${origin}" is not allowed for /mcp (set MCP_ALLOWED_ORIGINS)`),
   mcpSessionUnknown: () => new AppError('mcp_session_unknown', 404, 'MCP session not found (expired or closed); initialise a new one'),
-  mcpSessionNeeded: () => new AppError('mcp_session_needed', 400, 'this request needs an Mcp-Session-Id (open a session with initialize)'),
+  mcpSessionNeeded: () =>
+    new AppError('mcp_session_needed', 405, 'GET and DELETE on /mcp need an Mcp-Session-Id (open a session with initialize); POST works without one'),
   mcpTooManySessions: () => new AppError('mcp_too_many_sessions', 503, 'too many open MCP sessions; close one or retry later (MCP_MAX_SESSIONS)'),
   sunset: () =>
     new AppError('gone', 410, 'unprefixed routes were removed on 2027-01-01; use the same path under /api/v1'),

@@ -243,6 +243,30 @@ describe('MCP server at /mcp', () => {
     expect(qr.content.find((c) => c.type === 'image')).toMatchObject({ mimeType: 'image/png' });
     const status = await call(admin, 'get_instance_status', { instanceId: newId });
     expect(status.structuredContent.status).not.toBe('CONNECTED');
+
+    const other = await call(admin, 'create_instance', { instanceName: `mcp-paired-${Date.now()}`, network: 'sandbox' });
+    const paired = await call(admin, 'pair_with_code', { instanceId: other.structuredContent.instanceId, number: uniqueNumber() });
+    expect(paired.isError).toBeFalsy();
+    expect(paired.structuredContent.pairingCode).toMatch(/^[0-9]{8}$/);
+    const unknown = await call(admin, 'get_instance_status', { instanceId: 'no-such-instance' });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.structuredContent.status).toBe(404);
+  });
+
+  it('lists groups and reads one with its participants; sends to the group', async () => {
+    const created = await gw.api('POST', '/api/v1/group/create', { key: a.token, body: { subject: 'MCP friends', participants: [b.number] } });
+    expect(created.status).toBe(201);
+    const groupId = created.body.group.groupId as string;
+    const client = await connect(a.token);
+    const groups = await call(client, 'list_groups');
+    expect(groups.structuredContent.items.map((g: any) => g.groupId)).toContain(groupId);
+    const group = await call(client, 'get_group', { groupId });
+    expect(group.isError).toBeFalsy();
+    expect(group.structuredContent.participants.map((p: any) => p.number)).toEqual(expect.arrayContaining([a.number, b.number]));
+    expect(group.content[0].text).toContain('MCP friends');
+    const text = `hi group ${Date.now()}`;
+    await call(client, 'send_text', { number: groupId, text });
+    await events.next(b.id, 'MESSAGE', (e) => e.data.key.remoteJid === groupId && e.data.message?.conversation === text);
   });
 
   it('an instance token reaches its own instance only', async () => {
@@ -286,6 +310,25 @@ describe('MCP server at /mcp', () => {
     expect(answer.status).toBe(200);
     expect(answer.headers['mcp-session-id']).toBeUndefined();
     expect(rpcOf(answer.text).result.tools.map((t: any) => t.name)).toContain('send_text');
+  });
+
+  it('binds a session to the key that opened it and closes it on DELETE', async () => {
+    const client = await connect(a.token);
+    const transport = client.transport as StreamableHTTPClientTransport;
+    const sessionId = transport.sessionId!;
+    expect(sessionId).toBeTruthy();
+    const ping = { jsonrpc: '2.0', id: 2, method: 'ping' };
+    const own = await rawPost({ apikey: a.token, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' }, ping);
+    expect(own.status).toBe(200);
+    const stranger = await rawPost({ apikey: b.token, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' }, ping);
+    expect(stranger.status).toBe(404);
+    expect(rpcOf(stranger.text).error.data.code).toBe('mcp_session_unknown');
+    await transport.terminateSession();
+    const closed = await rawPost({ apikey: a.token, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' }, ping);
+    expect(closed.status).toBe(404);
+    const stream = await fetch(`${gw.url}/mcp`, { headers: { apikey: a.token, accept: 'text/event-stream' } });
+    expect(stream.status).toBe(405);
+    expect(stream.headers.get('allow')).toBe('POST');
   });
 
   it('refuses a Host or Origin that is not allowed (DNS rebinding)', async () => {

@@ -34,6 +34,7 @@ export const mcpModule: ModuleFactory = (deps) => {
         resolvers: deps.resolvers,
         keys,
         active: () => deps.active(),
+        bodyLimitBytes: Math.max(deps.config.bodyLimitBytes, deps.config.media.bodyLimitBytes),
       }),
     );
   };

@@ -22,6 +22,7 @@ export interface McpRouteOptions {
   resolvers: CredentialResolvers;
   keys: AdminActingKeys;
   active: () => boolean;
+  bodyLimitBytes: number;
 }
 
 /** `apikey`, or `Authorization: Bearer <key>` (what most MCP clients can set). */
@@ -98,7 +99,11 @@ export function mcpRoutes(options: McpRouteOptions): RoutePlugin {
       method: ['POST', 'GET', 'DELETE'],
       url: '/mcp',
       config: { access: 'none' },
+      // Tool arguments may carry media as base64 (send_media): the /send/media limit, not the JSON one.
+      bodyLimit: options.bodyLimitBytes,
       schema: {
+        // Not a REST route: documented in docs/mcp.md, kept out of the /api/v1 OpenAPI document.
+        hide: true,
         tags: ['MCP'],
         summary: 'MCP server (Streamable HTTP)',
         description:
@@ -121,13 +126,7 @@ export function mcpRoutes(options: McpRouteOptions): RoutePlugin {
         try {
           if (typeof sessionId === 'string') {
             const session = service.session(sessionId, caller);
-            if (request.method === 'GET') {
-              session.streams += 1;
-              reply.raw.once('close', () => {
-                session.streams -= 1;
-                session.lastSeen = Date.now();
-              });
-            }
+            if (request.method === 'GET') service.watchStream(session, reply.raw);
             handle = (raw, res) => session.transport.handleRequest(raw, res, body);
           } else if (request.method === 'POST' && isInitializeRequest(body)) {
             const transport = await service.openSession(caller);
@@ -137,6 +136,8 @@ export function mcpRoutes(options: McpRouteOptions): RoutePlugin {
             reply.raw.once('close', () => void once.close());
             handle = (raw, res) => once.transport.handleRequest(raw, res, body);
           } else {
+            // No session: no event stream to open and nothing to close (the spec's 405).
+            void reply.header('Allow', 'POST');
             throw errors.mcpSessionNeeded();
           }
         } catch (error) {

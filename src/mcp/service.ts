@@ -127,6 +127,15 @@ export class McpService {
     return session;
   }
 
+  /** An open GET event stream keeps its session from being idle while it lasts. */
+  watchStream(session: McpSession, response: { once(event: 'close', listener: () => void): unknown }): void {
+    session.streams += 1;
+    response.once('close', () => {
+      session.streams -= 1;
+      session.lastSeen = this.options.now();
+    });
+  }
+
   /** A new session for an initialize request; it is registered once the SDK has given it its id. */
   async openSession(caller: Caller): Promise<StreamableHTTPServerTransport> {
     if (this.sessions.size >= this.options.config.maxSessions) throw errors.mcpTooManySessions();
