@@ -181,6 +181,8 @@ describe('MCP server at /mcp', () => {
     expect(image).toMatchObject({ type: 'image', mimeType: 'image/png' });
     expect(Buffer.from(image.data, 'base64').equals(samples.png)).toBe(true);
     for (const part of media.content.filter((c) => c.type === 'text')) expect(part.text.length).toBeLessThan(500);
+    const resource = await bClient.readResource({ uri: `waygate://instances/${b.id}/media/${received.data.key.id}` });
+    expect(resource.contents[0]).toMatchObject({ mimeType: 'image/png', blob: samples.png.toString('base64') });
   });
 
   it('waits for the next incoming message, and returns at once for one that came after `since`', async () => {
