@@ -8,6 +8,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSamples, type Samples } from '../../test/support/media.js';
+import { loadConfig } from '../config.js';
+import { checkHostAndOrigin } from './routes.js';
 import {
   connectedInstance,
   recordEvents,
@@ -210,6 +212,16 @@ describe('MCP server at /mcp', () => {
     const again = await call(bClient, 'wait_for_message', { chatId: a.number, since, timeoutSeconds: 1 });
     expect(again.structuredContent.messages.map((m: any) => m.key.id)).toContain(sendResult!.structuredContent.key.id);
 
+    // A wait longer than the client's request timeout survives on progress notifications.
+    const progress: number[] = [];
+    const long = (await bClient.callTool({ name: 'wait_for_message', arguments: { chatId: '5511000000003', timeoutSeconds: 7 } }, undefined, {
+      timeout: 6000,
+      resetTimeoutOnProgress: true,
+      onprogress: (p) => progress.push(p.progress),
+    })) as ToolResult;
+    expect(long.structuredContent).toEqual({ messages: [], timedOut: true });
+    expect(progress.length).toBeGreaterThan(0);
+
     const quiet = await call(bClient, 'wait_for_message', { chatId: '5511000000001', timeoutSeconds: 1 });
     expect(quiet.isError).toBeFalsy();
     expect(quiet.structuredContent).toEqual({ messages: [], timedOut: true });
@@ -379,5 +391,31 @@ describe('MCP server at /mcp', () => {
     await events.next(b.id, 'MESSAGE', (e) => e.data.message?.conversation === after);
     await gw.bus.settled();
     expect(updates.length).toBe(count);
+  });
+});
+
+describe('MCP Host/Origin settings', () => {
+  const mcp = (env: Record<string, string>) => loadConfig({ DATA_DIR: '/tmp/waygate-mcp-config', ...env }).mcp;
+
+  it('defaults to loopback names plus a named HOST; a wildcard bind adds none', () => {
+    expect(mcp({}).allowedHosts).toEqual(['localhost', '127.0.0.1', '[::1]']);
+    expect(mcp({ HOST: '192.168.1.20' }).allowedHosts).toEqual(['localhost', '127.0.0.1', '[::1]', '192.168.1.20']);
+    expect(mcp({ HOST: '::1' }).allowedHosts).toEqual(['localhost', '127.0.0.1', '[::1]']);
+    expect(mcp({ MCP_ALLOWED_HOSTS: 'Waygate.Example.com, 10.0.0.5' }).allowedHosts).toEqual(['waygate.example.com', '10.0.0.5']);
+    expect(mcp({ MCP_ALLOWED_HOSTS: '*' }).allowedHosts).toBe('*');
+    expect(() => mcp({ MCP_ALLOWED_ORIGINS: 'evil.example' })).toThrow(/MCP_ALLOWED_ORIGINS/);
+  });
+
+  it('checks the Host name without its port, and Origin against the hosts or the origin list', () => {
+    const config = mcp({});
+    expect(() => checkHostAndOrigin(config, 'localhost:8080', undefined)).not.toThrow();
+    expect(() => checkHostAndOrigin(config, '[::1]:8080', 'http://[::1]:3000')).not.toThrow();
+    expect(() => checkHostAndOrigin(config, 'evil.example', undefined)).toThrow(/not allowed/);
+    expect(() => checkHostAndOrigin(config, undefined, undefined)).toThrow(/not allowed/);
+    expect(() => checkHostAndOrigin(config, 'localhost', 'null')).toThrow(/origin/);
+    expect(() => checkHostAndOrigin(config, 'localhost', 'file://x')).toThrow(/origin/);
+    const listed = mcp({ MCP_ALLOWED_HOSTS: '*', MCP_ALLOWED_ORIGINS: 'https://app.example.com' });
+    expect(() => checkHostAndOrigin(listed, 'anything.example', 'https://app.example.com/')).not.toThrow();
+    expect(() => checkHostAndOrigin(listed, 'anything.example', 'https://other.example.com')).toThrow(/origin/);
   });
 });

@@ -275,6 +275,13 @@ export class McpService {
         rest: restAs(factsOf(extra), instanceId),
         nextMessage: (id, chat, timeoutMs, signal) => this.nextMessage(id, chat, timeoutMs, signal),
         signal: extra.signal,
+        progress: (progress, total, message) => {
+          const progressToken = request.params._meta?.progressToken;
+          if (progressToken === undefined) return;
+          extra
+            .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total, message } })
+            .catch((error: unknown) => this.options.log.debug({ err: error }, 'MCP progress not sent'));
+        },
         waitMaxSeconds: this.options.config.waitMaxSeconds,
         embedMaxBytes: this.options.embedMaxBytes,
       };

@@ -23,6 +23,8 @@ export interface ToolContext {
   /** Resolves with the next incoming MESSAGE event data of the instance (and chat), or undefined at the deadline. */
   nextMessage(instanceId: string, chat: string | undefined, timeoutMs: number, signal: AbortSignal): Promise<Record<string, unknown> | undefined>;
   signal: AbortSignal;
+  /** A progress notification, when the client asked for them (a `progressToken`); resets its request timeout. */
+  progress(progress: number, total: number, message: string): void;
   waitMaxSeconds: number;
   /** Media larger than this is linked (resource_link), not embedded. */
   embedMaxBytes: number;
@@ -69,6 +71,9 @@ function sent(reply: Json, what: string): CallToolResult {
   const key = (reply.key ?? {}) as Json;
   return okJson(reply, `${what} ${show(reply.status ?? 'SENT')} to ${show(key.remoteJid)}, id ${show(key.id)}.`);
 }
+
+/** How often a blocked wait_for_message reports progress. */
+const HEARTBEAT_MS = 5000;
 
 const Limit = (fallback: number, max: number, description: string) => Type.Integer({ minimum: 1, maximum: max, default: fallback, description });
 
@@ -176,7 +181,7 @@ export const TOOLS: ToolDefinition[] = [
   {
     name: 'search_contacts',
     title: 'Search contacts',
-    description: 'Find contacts by part of their name or number, or by a JID (an `@lid` JID answers with the phone number when known).',
+    description: 'Find contacts by part of their name or number, or by JID (phone numbers are given instead of `@lid` ids wherever the gateway knows them).',
     input: Type.Object(
       {
         query: Type.String({ minLength: 1, maxLength: 128, description: 'Part of a name, digits of a number, or a JID such as `123456789@lid`.' }),
@@ -195,13 +200,14 @@ export const TOOLS: ToolDefinition[] = [
         for (const contact of page.items) {
           const name = [contact.name, contact.pushName, contact.verifiedName].filter((v) => typeof v === 'string').join(' ').toLowerCase();
           const jid = show(contact.jid).toLowerCase();
-          const hit = query.includes('@') ? jid === query || show(contact.lid ?? '').toLowerCase() === query : name.includes(query) || (digits.length >= 3 && show(contact.number).includes(digits));
+          const hit = query.includes('@') ? jid === query : name.includes(query) || (digits.length >= 3 && show(contact.number).includes(digits));
           if (hit) matches.push(contact);
           if (matches.length >= args.limit) break;
         }
         if (offset + page.items.length >= page.total) break;
       }
-      const text = matches.length === 0 ? `No contact matches "${args.query}".` : matches.map((c) => `- ${show(c.name ?? c.pushName ?? '(no name)')}: ${show(c.number)} [${show(c.jid)}]`).join('\n');
+      const unresolved = query.endsWith('@lid') ? ' The gateway knows no phone number for this @lid id.' : '';
+      const text = matches.length === 0 ? `No contact matches "${args.query}".${unresolved}` : matches.map((c) => `- ${show(c.name ?? c.pushName ?? '(no name)')}: ${show(c.number)} [${show(c.jid)}]`).join('\n');
       return ok(text, { items: matches });
     },
   },
@@ -365,6 +371,9 @@ export const TOOLS: ToolDefinition[] = [
       const controller = new AbortController();
       const abort = () => controller.abort();
       context.signal.addEventListener('abort', abort, { once: true });
+      // Clients time requests out (the SDK after 60 s) unless progress arrives.
+      const started = Date.now();
+      const beat = setInterval(() => context.progress(Math.round((Date.now() - started) / 1000), timeoutMs / 1000, 'waiting for a message'), HEARTBEAT_MS);
       try {
         const next = context.nextMessage(instanceId, chat, timeoutMs, controller.signal);
         if (args.since !== undefined) {
@@ -380,6 +389,7 @@ export const TOOLS: ToolDefinition[] = [
         if (!message) return ok(`No message within ${timeoutMs / 1000} s.`, { messages: [], timedOut: true });
         return ok(lineOf(message), { messages: [message], timedOut: false });
       } finally {
+        clearInterval(beat);
         context.signal.removeEventListener('abort', abort);
         controller.abort();
       }
