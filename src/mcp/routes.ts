@@ -150,7 +150,16 @@ export function mcpRoutes(options: McpRouteOptions): RoutePlugin {
         reply.raw.setHeader('Access-Control-Expose-Headers', 'Mcp-Session-Id, X-Request-ID');
         const facts: RequestFacts = { remoteAddress: request.ip };
         Object.assign(request.raw, { auth: { token: identityOf(caller.key), clientId: caller.kind, scopes: [], extra: { facts } } });
-        await handle(request.raw, reply.raw);
+        try {
+          await handle(request.raw, reply.raw);
+        } catch (error) {
+          // The reply is the SDK's now: the error handler cannot answer; end the response here.
+          request.log.error({ err: error }, 'MCP request failed');
+          if (!reply.raw.headersSent) {
+            reply.raw.writeHead(500, { 'content-type': 'application/json' });
+            reply.raw.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'internal error' } }));
+          } else reply.raw.end();
+        }
       },
     });
   };
