@@ -290,6 +290,15 @@ describe('MCP server at /mcp', () => {
     expect(other.content[0].text).toContain('instanceId');
     await expect(client.readResource({ uri: `waygate://instances/${b.id}/chats` })).rejects.toThrow(/own instance/);
     await expect(client.subscribeResource({ uri: `waygate://instances/${b.id}/chats` })).rejects.toThrow(/own instance/);
+    // A message only B has is not found through A's key, whatever tool reaches for it.
+    const stranger = uniqueNumber();
+    const secret = await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from: stranger, to: b.number, text: 'for b only' } });
+    expect(secret.status).toBe(200);
+    await events.next(b.id, 'MESSAGE', (e) => e.data.key.id === secret.body.key.id);
+    const context = await call(client, 'get_message_context', { chatId: stranger, messageId: secret.body.key.id });
+    expect(context).toMatchObject({ isError: true, structuredContent: { status: 404 } });
+    const found = await call(client, 'find_messages', { text: 'for b only' });
+    expect(found.structuredContent.items).toEqual([]);
     // Its own status is its own number.
     const status = await call(client, 'get_instance_status');
     expect(status.structuredContent).toMatchObject({ status: 'CONNECTED', number: a.number });
