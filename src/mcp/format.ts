@@ -28,7 +28,8 @@ export function textOf(message: unknown): string {
     return `[${label}${name ? ` ${name}` : ''}]${caption ? ` ${caption}` : ''}`;
   }
   const location = record(m.locationMessage);
-  if (location) return `[location ${String(location.degreesLatitude)},${String(location.degreesLongitude)}${str(location.name) ? ` ${String(location.name)}` : ''}]`;
+  if (location)
+    return `[location ${String(location.degreesLatitude)},${String(location.degreesLongitude)}${str(location.name) ? ` ${String(location.name)}` : ''}]`;
   const poll = record(m.pollCreationMessageV3) ?? record(m.pollCreationMessage);
   if (poll) {
     const options = Array.isArray(poll.options) ? poll.options.map((o) => str(record(o)?.optionName)).filter(Boolean) : [];
@@ -48,7 +49,10 @@ export function lineOf(message: unknown): string {
   const m = record(message) ?? {};
   const key = record(m.key) ?? {};
   const seconds = typeof m.messageTimestamp === 'number' ? m.messageTimestamp : 0;
-  const when = new Date(seconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  const when = new Date(seconds * 1000)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
   const author = key.fromMe === true ? 'me' : senderOf(m, key);
   const deleted = m.deleted === true ? ' (deleted)' : '';
   return `${when}  ${author}: ${textOf(m.message)}${deleted}  [id ${String(key.id)}]`;
@@ -78,7 +82,11 @@ export function toolError(message: string, details: { code?: string; status?: nu
   return {
     isError: true,
     content: [{ type: 'text', text: tail ? `${message} (${tail})` : message }],
-    structuredContent: { error: message, ...(details.code ? { code: details.code } : {}), ...(details.status ? { status: details.status } : {}) },
+    structuredContent: {
+      error: message,
+      ...(details.code ? { code: details.code } : {}),
+      ...(details.status ? { status: details.status } : {}),
+    },
   };
 }
 

@@ -44,7 +44,10 @@ async function call(client: Client, name: string, args: Record<string, unknown> 
 }
 
 /** A raw HTTP request to /mcp with any headers (fetch cannot set Host). */
-function rawPost(headers: Record<string, string>, body: unknown): Promise<{ status: number; text: string; headers: http.IncomingHttpHeaders }> {
+function rawPost(
+  headers: Record<string, string>,
+  body: unknown,
+): Promise<{ status: number; text: string; headers: http.IncomingHttpHeaders }> {
   const url = new URL(`${gw.url}/mcp`);
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
@@ -54,7 +57,12 @@ function rawPost(headers: Record<string, string>, body: unknown): Promise<{ stat
         port: url.port,
         path: '/mcp',
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': Buffer.byteLength(payload), ...headers },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'content-length': Buffer.byteLength(payload),
+          ...headers,
+        },
       },
       (response) => {
         let text = '';
@@ -94,7 +102,30 @@ describe('MCP server at /mcp', () => {
     const client = await connect(a.token);
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
-    for (const name of ['list_chats', 'search_chats', 'get_chat', 'get_message_context', 'find_messages', 'search_contacts', 'send_text', 'send_media', 'send_location', 'send_contact', 'send_poll', 'react', 'mark_read', 'send_typing', 'list_groups', 'get_group', 'download_media', 'wait_for_message', 'get_instance_status', 'connect_instance', 'get_qr', 'pair_with_code']) {
+    for (const name of [
+      'list_chats',
+      'search_chats',
+      'get_chat',
+      'get_message_context',
+      'find_messages',
+      'search_contacts',
+      'send_text',
+      'send_media',
+      'send_location',
+      'send_contact',
+      'send_poll',
+      'react',
+      'mark_read',
+      'send_typing',
+      'list_groups',
+      'get_group',
+      'download_media',
+      'wait_for_message',
+      'get_instance_status',
+      'connect_instance',
+      'get_qr',
+      'pair_with_code',
+    ]) {
       expect(names).toContain(name);
     }
     expect(names).not.toContain('list_instances');
@@ -132,11 +163,20 @@ describe('MCP server at /mcp', () => {
 
     // B answers twice; the context of the first answer holds the message before and after it.
     const bClient = await connect(b.token);
-    const first = await call(bClient, 'send_text', { number: a.number, text: 'answer one', quoted: { id: result.structuredContent.key.id } });
+    const first = await call(bClient, 'send_text', {
+      number: a.number,
+      text: 'answer one',
+      quoted: { id: result.structuredContent.key.id },
+    });
     await events.next(a.id, 'MESSAGE', (e) => e.data.key.id === first.structuredContent.key.id);
     const second = await call(bClient, 'send_text', { number: a.number, text: 'answer two' });
     await events.next(a.id, 'MESSAGE', (e) => e.data.key.id === second.structuredContent.key.id);
-    const context = await call(client, 'get_message_context', { chatId: b.number, messageId: first.structuredContent.key.id, before: 1, after: 1 });
+    const context = await call(client, 'get_message_context', {
+      chatId: b.number,
+      messageId: first.structuredContent.key.id,
+      before: 1,
+      after: 1,
+    });
     expect(context.isError).toBeFalsy();
     expect(context.structuredContent.messages.map((m: any) => m.key.id)).toEqual([
       result.structuredContent.key.id,
@@ -154,7 +194,10 @@ describe('MCP server at /mcp', () => {
     const location = await call(client, 'send_location', { number: b.number, latitude: -23.5, longitude: -46.6, name: 'Paulista' });
     expect(location.isError).toBeFalsy();
     await events.next(b.id, 'MESSAGE', (e) => e.data.key.id === location.structuredContent.key.id && e.data.message.locationMessage);
-    const contact = await call(client, 'send_contact', { number: b.number, contacts: [{ fullName: 'Ana', phones: [{ number: '5511999990000' }] }] });
+    const contact = await call(client, 'send_contact', {
+      number: b.number,
+      contacts: [{ fullName: 'Ana', phones: [{ number: '5511999990000' }] }],
+    });
     await events.next(b.id, 'MESSAGE', (e) => e.data.key.id === contact.structuredContent.key.id && e.data.message.contactMessage);
     const poll = await call(client, 'send_poll', { number: b.number, name: 'Lunch?', options: ['yes', 'no'] });
     await events.next(b.id, 'MESSAGE', (e) => e.data.key.id === poll.structuredContent.key.id);
@@ -173,7 +216,11 @@ describe('MCP server at /mcp', () => {
 
   it('gives media as image content, not base64 in text', async () => {
     const client = await connect(a.token);
-    const sent = await call(client, 'send_media', { number: b.number, media: { base64: samples.png.toString('base64') }, caption: 'a picture' });
+    const sent = await call(client, 'send_media', {
+      number: b.number,
+      media: { base64: samples.png.toString('base64') },
+      caption: 'a picture',
+    });
     expect(sent.isError).toBeFalsy();
     const received = await events.next(b.id, 'MESSAGE', (e) => e.data.key.id === sent.structuredContent.key.id);
     const bClient = await connect(b.token);
@@ -214,11 +261,15 @@ describe('MCP server at /mcp', () => {
 
     // A wait longer than the client's request timeout survives on progress notifications.
     const progress: number[] = [];
-    const long = (await bClient.callTool({ name: 'wait_for_message', arguments: { chatId: '5511000000003', timeoutSeconds: 7 } }, undefined, {
-      timeout: 6000,
-      resetTimeoutOnProgress: true,
-      onprogress: (p) => progress.push(p.progress),
-    })) as ToolResult;
+    const long = (await bClient.callTool(
+      { name: 'wait_for_message', arguments: { chatId: '5511000000003', timeoutSeconds: 7 } },
+      undefined,
+      {
+        timeout: 6000,
+        resetTimeoutOnProgress: true,
+        onprogress: (p) => progress.push(p.progress),
+      },
+    )) as ToolResult;
     expect(long.structuredContent).toEqual({ messages: [], timedOut: true });
     expect(progress.length).toBeGreaterThan(0);
 
@@ -268,7 +319,10 @@ describe('MCP server at /mcp', () => {
   });
 
   it('lists groups and reads one with its participants; sends to the group', async () => {
-    const created = await gw.api('POST', '/api/v1/group/create', { key: a.token, body: { subject: 'MCP friends', participants: [b.number] } });
+    const created = await gw.api('POST', '/api/v1/group/create', {
+      key: a.token,
+      body: { subject: 'MCP friends', participants: [b.number] },
+    });
     expect(created.status).toBe(201);
     const groupId = created.body.group.groupId as string;
     const client = await connect(a.token);
@@ -292,7 +346,10 @@ describe('MCP server at /mcp', () => {
     await expect(client.subscribeResource({ uri: `waygate://instances/${b.id}/chats` })).rejects.toThrow(/own instance/);
     // A message only B has is not found through A's key, whatever tool reaches for it.
     const stranger = uniqueNumber();
-    const secret = await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from: stranger, to: b.number, text: 'for b only' } });
+    const secret = await gw.api('POST', '/api/v1/sandbox/messages', {
+      key: gw.adminKey,
+      body: { from: stranger, to: b.number, text: 'for b only' },
+    });
     expect(secret.status).toBe(200);
     await events.next(b.id, 'MESSAGE', (e) => e.data.key.id === secret.body.key.id);
     const context = await call(client, 'get_message_context', { chatId: stranger, messageId: secret.body.key.id });

@@ -16,7 +16,13 @@ export const mcpModule: ModuleFactory = (deps) => {
     return instanceId === undefined ? undefined : deps.instances.get(instanceId);
   });
   const rest = new GatewayRest(keys);
-  const service = new McpService({ rest, config: deps.config.mcp, log: deps.log, now: () => deps.clock.now(), embedMaxBytes: EMBED_MAX_BYTES });
+  const service = new McpService({
+    rest,
+    config: deps.config.mcp,
+    log: deps.log,
+    now: () => deps.clock.now(),
+    embedMaxBytes: EMBED_MAX_BYTES,
+  });
   // Every event in its instance's order, whatever the instance's webhook filter keeps.
   deps.sessions.beforeQueue((instanceId, event) => {
     service.onEvent(instanceId, event);

@@ -18,28 +18,30 @@ export type ResourceTarget =
 const BASE = 'waygate://instances/';
 
 export const chatsUri = (instanceId: string) => `${BASE}${encodeURIComponent(instanceId)}/chats`;
-export const messagesUri = (instanceId: string, chatId: string) => `${BASE}${encodeURIComponent(instanceId)}/chats/${encodeURIComponent(chatId)}/messages`;
+export const messagesUri = (instanceId: string, chatId: string) =>
+  `${BASE}${encodeURIComponent(instanceId)}/chats/${encodeURIComponent(chatId)}/messages`;
 
 export const RESOURCE_TEMPLATES: ResourceTemplate[] = [
   {
     uriTemplate: `${BASE}{instanceId}/chats`,
     name: 'chats',
     title: 'Chats of an instance',
-    description: 'The instance\'s chats, most recent first (JSON). Subscribe to be told when any message arrives or is sent.',
+    description: "The instance's chats, most recent first (JSON). Subscribe to be told when any message arrives or is sent.",
     mimeType: 'application/json',
   },
   {
     uriTemplate: `${BASE}{instanceId}/chats/{chatId}/messages`,
     name: 'chat-messages',
     title: 'Messages of a chat',
-    description: 'The latest 50 messages of a chat (chatId: a number or JID), oldest first, one per line. Subscribe to be told when one arrives.',
+    description:
+      'The latest 50 messages of a chat (chatId: a number or JID), oldest first, one per line. Subscribe to be told when one arrives.',
     mimeType: 'text/plain',
   },
   {
     uriTemplate: `${BASE}{instanceId}/media/{messageId}`,
     name: 'media',
     title: 'Media of a message',
-    description: 'The bytes of a message\'s image, audio, video or document.',
+    description: "The bytes of a message's image, audio, video or document.",
   },
 ];
 
@@ -55,7 +57,8 @@ export function parseResourceUri(uri: string): ResourceTarget | undefined {
   const [instanceId, kind, id, tail] = decoded;
   if (!instanceId) return undefined;
   if (parts.length === 2 && kind === 'chats') return { kind: 'chats', instanceId };
-  if (parts.length === 4 && kind === 'chats' && id && tail === 'messages') return { kind: 'messages', instanceId, chatId: id, chat: chatJid(id) };
+  if (parts.length === 4 && kind === 'chats' && id && tail === 'messages')
+    return { kind: 'messages', instanceId, chatId: id, chat: chatJid(id) };
   if (parts.length === 3 && kind === 'media' && id) return { kind: 'media', instanceId, messageId: id };
   return undefined;
 }

@@ -75,7 +75,11 @@ export class GatewayRest {
    * Calls a route as the caller. `instanceId` picks the instance an admin caller acts on (instance
    * routes); admin routes are called with the admin key. Resolves with 2xx answers, throws RestFailure.
    */
-  async call(caller: Caller, call: RestCall, options: { instanceId?: string; admin?: boolean; remoteAddress?: string } = {}): Promise<RestAnswer> {
+  async call(
+    caller: Caller,
+    call: RestCall,
+    options: { instanceId?: string; admin?: boolean; remoteAddress?: string } = {},
+  ): Promise<RestAnswer> {
     let key = caller.key;
     if (caller.kind === 'admin' && !options.admin) {
       if (!options.instanceId) throw new RestFailure(400, 'bad_request', 'instanceId is required with the admin key', undefined);

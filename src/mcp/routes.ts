@@ -59,7 +59,8 @@ export function checkHostAndOrigin(config: McpConfig, host: string | undefined, 
   } catch {
     parsed = undefined;
   }
-  const allowed = parsed && /^https?:$/.test(parsed.protocol) && (config.allowedHosts === '*' || config.allowedHosts.includes(parsed.hostname));
+  const allowed =
+    parsed && /^https?:$/.test(parsed.protocol) && (config.allowedHosts === '*' || config.allowedHosts.includes(parsed.hostname));
   if (!allowed) throw errors.mcpOriginRefused(origin);
 }
 

@@ -144,7 +144,16 @@ export class McpService {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        this.sessions.set(id, { id, identity: identityOf(caller.key), caller, transport, server, subscriptions, lastSeen: this.options.now(), streams: 0 });
+        this.sessions.set(id, {
+          id,
+          identity: identityOf(caller.key),
+          caller,
+          transport,
+          server,
+          subscriptions,
+          lastSeen: this.options.now(),
+          streams: 0,
+        });
       },
     });
     transport.onclose = () => {
@@ -176,12 +185,19 @@ export class McpService {
     for (const session of this.sessions.values()) {
       for (const [uri, subscription] of session.subscriptions) {
         if (subscription.instanceId !== instanceId || (subscription.chat !== undefined && subscription.chat !== chat)) continue;
-        session.server.sendResourceUpdated({ uri }).catch((error: unknown) => this.options.log.debug({ err: error }, 'MCP resource update not sent'));
+        session.server
+          .sendResourceUpdated({ uri })
+          .catch((error: unknown) => this.options.log.debug({ err: error }, 'MCP resource update not sent'));
       }
     }
   }
 
-  private nextMessage(instanceId: string, chat: string | undefined, timeoutMs: number, signal: AbortSignal): Promise<Record<string, unknown> | undefined> {
+  private nextMessage(
+    instanceId: string,
+    chat: string | undefined,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown> | undefined> {
     return new Promise((resolve) => {
       const waiter: Waiter = {
         instanceId,
@@ -234,28 +250,36 @@ export class McpService {
     const server = new Server(
       { name: 'waygate', title: 'Waygate (WhatsApp gateway)', version: VERSION },
       {
-        capabilities: { tools: { listChanged: false }, resources: { subscribe: subscriptions !== undefined, listChanged: false }, prompts: { listChanged: false } },
+        capabilities: {
+          tools: { listChanged: false },
+          resources: { subscribe: subscriptions !== undefined, listChanged: false },
+          prompts: { listChanged: false },
+        },
         instructions: INSTRUCTIONS,
       },
     );
     const rest = this.options.rest;
-    const restAs = (facts: RequestFacts | undefined, instanceId: string | undefined) => (call: RestCall, options: { admin?: boolean } = {}) =>
-      rest
-        .call(caller, call, { ...options, ...(instanceId ? { instanceId } : {}), ...(facts ? { remoteAddress: facts.remoteAddress } : {}) })
-        .then((answer) => answer.body);
+    const restAs =
+      (facts: RequestFacts | undefined, instanceId: string | undefined) =>
+      (call: RestCall, options: { admin?: boolean } = {}) =>
+        rest
+          .call(caller, call, {
+            ...options,
+            ...(instanceId ? { instanceId } : {}),
+            ...(facts ? { remoteAddress: facts.remoteAddress } : {}),
+          })
+          .then((answer) => answer.body);
     const factsOf = (extra: { authInfo?: { extra?: Record<string, unknown> } }) => extra.authInfo?.extra?.facts as RequestFacts | undefined;
     const ownInstance = caller.kind === 'instance' ? caller.instance.id : undefined;
 
     server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: this.toolsFor(caller).map(
-        (tool): Tool => ({
-          name: tool.name,
-          title: tool.title,
-          description: tool.description,
-          inputSchema: JSON.parse(JSON.stringify(this.inputOf(tool, caller))) as Tool['inputSchema'],
-          annotations: { title: tool.title, ...tool.annotations },
-        }),
-      ),
+      tools: this.toolsFor(caller).map((tool): Tool => ({
+        name: tool.name,
+        title: tool.title,
+        description: tool.description,
+        inputSchema: JSON.parse(JSON.stringify(this.inputOf(tool, caller))) as Tool['inputSchema'],
+        annotations: { title: tool.title, ...tool.annotations },
+      })),
     }));
 
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -288,18 +312,21 @@ export class McpService {
       try {
         return await tool.run(args, context);
       } catch (error) {
-        if (error instanceof RestFailure) return toolError(error.message, { ...(error.code ? { code: error.code } : {}), status: error.status });
+        if (error instanceof RestFailure)
+          return toolError(error.message, { ...(error.code ? { code: error.code } : {}), status: error.status });
         this.options.log.error({ err: error, tool: tool.name }, 'MCP tool failed');
         return toolError('internal error', { code: 'internal', status: 500 });
       }
     });
 
     const resourceRest = (extra: { authInfo?: { extra?: Record<string, unknown> } }, instanceId: string) => {
-      if (caller.kind === 'instance' && instanceId !== ownInstance) throw new McpError(ErrorCode.InvalidParams, 'this key reaches its own instance only');
+      if (caller.kind === 'instance' && instanceId !== ownInstance)
+        throw new McpError(ErrorCode.InvalidParams, 'this key reaches its own instance only');
       return restAs(factsOf(extra), caller.kind === 'admin' ? instanceId : undefined);
     };
     const failureAsMcp = (error: unknown): never => {
-      if (error instanceof RestFailure) throw new McpError(ErrorCode.InvalidParams, error.message, { code: error.code, status: error.status });
+      if (error instanceof RestFailure)
+        throw new McpError(ErrorCode.InvalidParams, error.message, { code: error.code, status: error.status });
       throw error;
     };
 
@@ -317,9 +344,17 @@ export class McpService {
     if (subscriptions) {
       server.setRequestHandler(SubscribeRequestSchema, (request) => {
         const target = parseResourceUri(request.params.uri);
-        if (!target || target.kind === 'media') throw new McpError(ErrorCode.InvalidParams, `cannot subscribe to ${request.params.uri}: subscribe to a chat list or a chat's messages`);
-        if (caller.kind === 'instance' && target.instanceId !== ownInstance) throw new McpError(ErrorCode.InvalidParams, 'this key reaches its own instance only');
-        subscriptions.set(request.params.uri, { instanceId: target.instanceId, chat: target.kind === 'messages' ? target.chat : undefined });
+        if (!target || target.kind === 'media')
+          throw new McpError(
+            ErrorCode.InvalidParams,
+            `cannot subscribe to ${request.params.uri}: subscribe to a chat list or a chat's messages`,
+          );
+        if (caller.kind === 'instance' && target.instanceId !== ownInstance)
+          throw new McpError(ErrorCode.InvalidParams, 'this key reaches its own instance only');
+        subscriptions.set(request.params.uri, {
+          instanceId: target.instanceId,
+          chat: target.kind === 'messages' ? target.chat : undefined,
+        });
         return {};
       });
       server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
@@ -331,7 +366,10 @@ export class McpService {
     server.setRequestHandler(ListPromptsRequestSchema, () => ({
       prompts: PROMPTS.map((prompt) => ({
         ...prompt,
-        arguments: caller.kind === 'admin' ? [{ name: 'instanceId', description: 'The instance whose chat it is.', required: true }, ...prompt.arguments] : prompt.arguments,
+        arguments:
+          caller.kind === 'admin'
+            ? [{ name: 'instanceId', description: 'The instance whose chat it is.', required: true }, ...prompt.arguments]
+            : prompt.arguments,
       })),
     }));
     server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
@@ -348,6 +386,9 @@ function describe(problems: ErrorObject[] | null | undefined): string {
   const problem = problems?.[0];
   if (!problem) return 'not valid';
   const where = problem.instancePath === '' ? 'arguments' : problem.instancePath.slice(1).replaceAll('/', '.');
-  const extra = problem.keyword === 'additionalProperties' ? ` (${String((problem.params as { additionalProperty?: unknown }).additionalProperty)})` : '';
+  const extra =
+    problem.keyword === 'additionalProperties'
+      ? ` (${String((problem.params as { additionalProperty?: unknown }).additionalProperty)})`
+      : '';
   return `${where} ${problem.message ?? 'is not valid'}${extra}`;
 }

@@ -21,7 +21,12 @@ export interface ToolContext {
   /** Calls a REST route as the caller; `admin` routes with the admin key. Throws RestFailure on 4xx/5xx. */
   rest(call: RestCall, options?: { admin?: boolean }): Promise<unknown>;
   /** Resolves with the next incoming MESSAGE event data of the instance (and chat), or undefined at the deadline. */
-  nextMessage(instanceId: string, chat: string | undefined, timeoutMs: number, signal: AbortSignal): Promise<Record<string, unknown> | undefined>;
+  nextMessage(
+    instanceId: string,
+    chat: string | undefined,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown> | undefined>;
   signal: AbortSignal;
   /** A progress notification, when the client asked for them (a `progressToken`); resets its request timeout. */
   progress(progress: number, total: number, message: string): void;
@@ -57,7 +62,8 @@ const post = (path: string, body: unknown): RestCall => ({ method: 'POST', path,
 
 function pageText(page: Page, what: string, line: (item: Json) => string): string {
   const shown = page.items.length === 0 ? `No ${what}.` : page.items.map(line).join('\n');
-  const more = page.offset + page.items.length < page.total ? `\n(${page.total} in all; next offset ${page.offset + page.items.length})` : '';
+  const more =
+    page.offset + page.items.length < page.total ? `\n(${page.total} in all; next offset ${page.offset + page.items.length})` : '';
   return `${shown}${more}`;
 }
 
@@ -75,7 +81,8 @@ function sent(reply: Json, what: string): CallToolResult {
 /** How often a blocked wait_for_message reports progress. */
 const HEARTBEAT_MS = 5000;
 
-const Limit = (fallback: number, max: number, description: string) => Type.Integer({ minimum: 1, maximum: max, default: fallback, description });
+const Limit = (fallback: number, max: number, description: string) =>
+  Type.Integer({ minimum: 1, maximum: max, default: fallback, description });
 
 /** Messages of a chat newest first, up to `limit`, at or before `until`. */
 async function messagesOf(context: ToolContext, chatId: string, limit: number, until?: number): Promise<Page> {
@@ -113,7 +120,12 @@ export const TOOLS: ToolDefinition[] = [
       {
         chatId: ChatQuery.properties.chatId,
         limit: Limit(20, 100, 'How many messages (1 to 100, default 20).'),
-        before: Type.Optional(Type.Integer({ minimum: 0, description: 'Only messages at or before this time (Unix seconds): the `nextBefore` of the previous answer.' })),
+        before: Type.Optional(
+          Type.Integer({
+            minimum: 0,
+            description: 'Only messages at or before this time (Unix seconds): the `nextBefore` of the previous answer.',
+          }),
+        ),
       },
       { additionalProperties: false },
     ),
@@ -150,7 +162,9 @@ export const TOOLS: ToolDefinition[] = [
       // The store lists newest first; messages of the same second as the target sit on both sides
       // of it in that listing, so the listing up to `at` gives the earlier ones and the same-second later ones.
       const idOf = (m: Json) => show((m.key as Json).id);
-      const upTo = (await context.rest(get('/message/find', { chatId: args.chatId, until: at, limit: Math.min(500, args.before + 100) }))) as Page;
+      const upTo = (await context.rest(
+        get('/message/find', { chatId: args.chatId, until: at, limit: Math.min(500, args.before + 100) }),
+      )) as Page;
       const index = upTo.items.findIndex((m) => idOf(m) === args.messageId);
       const before = upTo.items.slice(index + 1, index + 1 + args.before);
       let after: Json[] = [];
@@ -159,7 +173,11 @@ export const TOOLS: ToolDefinition[] = [
         const later =
           total === 0
             ? []
-            : ((await context.rest(get('/message/find', { chatId: args.chatId, since: at + 1, offset: Math.max(0, total - args.after), limit: args.after }))) as Page).items;
+            : (
+                (await context.rest(
+                  get('/message/find', { chatId: args.chatId, since: at + 1, offset: Math.max(0, total - args.after), limit: args.after }),
+                )) as Page
+              ).items;
         after = [...later, ...upTo.items.slice(0, Math.max(0, index))].slice(-args.after);
       }
       const messages = [...before.reverse(), target, ...after.reverse()];
@@ -175,16 +193,24 @@ export const TOOLS: ToolDefinition[] = [
     annotations: READ,
     async run(args, context) {
       const page = (await context.rest(get('/message/find', args))) as Page;
-      return ok(pageText(page, 'messages found', (m) => `- ${show((m.key as Json).remoteJid)}  ${lineOf(m)}`), page);
+      return ok(
+        pageText(page, 'messages found', (m) => `- ${show((m.key as Json).remoteJid)}  ${lineOf(m)}`),
+        page,
+      );
     },
   },
   {
     name: 'search_contacts',
     title: 'Search contacts',
-    description: 'Find contacts by part of their name or number, or by JID (phone numbers are given instead of `@lid` ids wherever the gateway knows them).',
+    description:
+      'Find contacts by part of their name or number, or by JID (phone numbers are given instead of `@lid` ids wherever the gateway knows them).',
     input: Type.Object(
       {
-        query: Type.String({ minLength: 1, maxLength: 128, description: 'Part of a name, digits of a number, or a JID such as `123456789@lid`.' }),
+        query: Type.String({
+          minLength: 1,
+          maxLength: 128,
+          description: 'Part of a name, digits of a number, or a JID such as `123456789@lid`.',
+        }),
         limit: Limit(20, 100, 'Most contacts to return (default 20).'),
       },
       { additionalProperties: false },
@@ -198,16 +224,24 @@ export const TOOLS: ToolDefinition[] = [
       for (let offset = 0; offset < 5000 && matches.length < args.limit; offset += 500) {
         const page = (await context.rest(get('/user/contacts', { offset, limit: 500 }))) as Page;
         for (const contact of page.items) {
-          const name = [contact.name, contact.pushName, contact.verifiedName].filter((v) => typeof v === 'string').join(' ').toLowerCase();
+          const name = [contact.name, contact.pushName, contact.verifiedName]
+            .filter((v) => typeof v === 'string')
+            .join(' ')
+            .toLowerCase();
           const jid = show(contact.jid).toLowerCase();
-          const hit = query.includes('@') ? jid === query : name.includes(query) || (digits.length >= 3 && show(contact.number).includes(digits));
+          const hit = query.includes('@')
+            ? jid === query
+            : name.includes(query) || (digits.length >= 3 && show(contact.number).includes(digits));
           if (hit) matches.push(contact);
           if (matches.length >= args.limit) break;
         }
         if (offset + page.items.length >= page.total) break;
       }
       const unresolved = query.endsWith('@lid') ? ' The gateway knows no phone number for this @lid id.' : '';
-      const text = matches.length === 0 ? `No contact matches "${args.query}".${unresolved}` : matches.map((c) => `- ${show(c.name ?? c.pushName ?? '(no name)')}: ${show(c.number)} [${show(c.jid)}]`).join('\n');
+      const text =
+        matches.length === 0
+          ? `No contact matches "${args.query}".${unresolved}`
+          : matches.map((c) => `- ${show(c.name ?? c.pushName ?? '(no name)')}: ${show(c.number)} [${show(c.jid)}]`).join('\n');
       return ok(text, { items: matches });
     },
   },
@@ -299,7 +333,10 @@ export const TOOLS: ToolDefinition[] = [
     annotations: READ,
     async run(args, context) {
       const page = (await context.rest(get('/group/list', args))) as Page;
-      return ok(pageText(page, 'groups', (g) => `- ${show(g.subject)} [${show(g.groupId)}] · ${show(g.size)} participants`), page);
+      return ok(
+        pageText(page, 'groups', (g) => `- ${show(g.subject)} [${show(g.groupId)}] · ${show(g.size)} participants`),
+        page,
+      );
     },
   },
   {
@@ -325,12 +362,21 @@ export const TOOLS: ToolDefinition[] = [
       const media = found.items[0]?.media as Json | undefined;
       if (!media) return toolNotFound(`message ${args.messageId} has no stored media`);
       const mimetype = show(media.mimetype);
-      const info = { messageId: args.messageId, mimetype, fileLength: media.fileLength, fileName: media.fileName ?? null, sha256: media.sha256 };
+      const info = {
+        messageId: args.messageId,
+        mimetype,
+        fileLength: media.fileLength,
+        fileName: media.fileName ?? null,
+        sha256: media.sha256,
+      };
       const uri = `waygate://instances/${context.instanceId ?? ''}/media/${encodeURIComponent(args.messageId)}`;
       if (Number(media.fileLength) > context.embedMaxBytes) {
         return {
           content: [
-            { type: 'text', text: `${mimetype}, ${show(media.fileLength)} bytes: too large to embed; GET ${show(media.downloadUrl)} with the instance token.` },
+            {
+              type: 'text',
+              text: `${mimetype}, ${show(media.fileLength)} bytes: too large to embed; GET ${show(media.downloadUrl)} with the instance token.`,
+            },
             { type: 'resource_link', uri, name: show(media.fileName ?? args.messageId), mimeType: mimetype },
           ],
           structuredContent: { ...info, downloadUrl: media.downloadUrl },
@@ -338,7 +384,10 @@ export const TOOLS: ToolDefinition[] = [
       }
       const file = (await context.rest(get(`/message/download/${encodeURIComponent(args.messageId)}/base64`))) as Json;
       const data = show(file.base64);
-      const lead = { type: 'text' as const, text: `${mimetype}, ${show(file.fileLength)} bytes${file.fileName ? `, ${show(file.fileName)}` : ''}.` };
+      const lead = {
+        type: 'text' as const,
+        text: `${mimetype}, ${show(file.fileLength)} bytes${file.fileName ? `, ${show(file.fileName)}` : ''}.`,
+      };
       const body = mimetype.startsWith('image/')
         ? { type: 'image' as const, data, mimeType: mimetype }
         : mimetype.startsWith('audio/')
@@ -350,13 +399,23 @@ export const TOOLS: ToolDefinition[] = [
   {
     name: 'wait_for_message',
     title: 'Wait for a message',
-    description: 'Wait (bounded) for the next message someone sends to the instance, in one chat or any; returns at once if one came after `since`.',
+    description:
+      'Wait (bounded) for the next message someone sends to the instance, in one chat or any; returns at once if one came after `since`.',
     input: Type.Object(
       {
         chatId: Type.Optional(MessageChatId),
-        timeoutSeconds: Type.Integer({ minimum: 1, maximum: 3600, default: 30, description: 'Longest wait in seconds (capped by MCP_WAIT_MAX_SECONDS; default 30).' }),
+        timeoutSeconds: Type.Integer({
+          minimum: 1,
+          maximum: 3600,
+          default: 30,
+          description: 'Longest wait in seconds (capped by MCP_WAIT_MAX_SECONDS; default 30).',
+        }),
         since: Type.Optional(
-          Type.Integer({ minimum: 0, description: 'Return messages received after this time (Unix seconds) at once, if any: pass the `messageTimestamp` of the last message you saw so none is missed.' }),
+          Type.Integer({
+            minimum: 0,
+            description:
+              'Return messages received after this time (Unix seconds) at once, if any: pass the `messageTimestamp` of the last message you saw so none is missed.',
+          }),
         ),
       },
       { additionalProperties: false },
@@ -373,7 +432,10 @@ export const TOOLS: ToolDefinition[] = [
       context.signal.addEventListener('abort', abort, { once: true });
       // Clients time requests out (the SDK after 60 s) unless progress arrives.
       const started = Date.now();
-      const beat = setInterval(() => context.progress(Math.round((Date.now() - started) / 1000), timeoutMs / 1000, 'waiting for a message'), HEARTBEAT_MS);
+      const beat = setInterval(
+        () => context.progress(Math.round((Date.now() - started) / 1000), timeoutMs / 1000, 'waiting for a message'),
+        HEARTBEAT_MS,
+      );
       try {
         const next = context.nextMessage(instanceId, chat, timeoutMs, controller.signal);
         if (args.since !== undefined) {
@@ -438,7 +500,8 @@ export const TOOLS: ToolDefinition[] = [
   {
     name: 'pair_with_code',
     title: 'Pairing code',
-    description: 'Get an 8-digit code to link the instance by phone number instead of a QR (WhatsApp > Linked devices > Link with phone number).',
+    description:
+      'Get an 8-digit code to link the instance by phone number instead of a QR (WhatsApp > Linked devices > Link with phone number).',
     input: PairBody,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     async run(args, context) {
@@ -457,7 +520,12 @@ export const TOOLS: ToolDefinition[] = [
     async run(args, context) {
       const page = (await context.rest(get('/instance/all', args), { admin: true })) as Page;
       return ok(
-        pageText(page, 'instances', (i) => `- ${show(i.instanceName)} [${show(i.instanceId)}] ${show(i.network)} ${show(i.status)}${i.number ? ` ${show(i.number)}` : ''}`),
+        pageText(
+          page,
+          'instances',
+          (i) =>
+            `- ${show(i.instanceName)} [${show(i.instanceId)}] ${show(i.network)} ${show(i.status)}${i.number ? ` ${show(i.number)}` : ''}`,
+        ),
         page,
       );
     },
@@ -477,8 +545,16 @@ export const TOOLS: ToolDefinition[] = [
 ];
 
 function toolNotFound(message: string): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: `${message} (not_found, HTTP 404)` }], structuredContent: { error: message, code: 'not_found', status: 404 } };
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `${message} (not_found, HTTP 404)` }],
+    structuredContent: { error: message, code: 'not_found', status: 404 },
+  };
 }
 
 /** The `instanceId` argument the admin key adds to every instance tool. */
-export const InstanceIdArgument: TSchema = Type.String({ minLength: 1, maxLength: 64, description: 'The instance to act on (admin key only).' });
+export const InstanceIdArgument: TSchema = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'The instance to act on (admin key only).',
+});
