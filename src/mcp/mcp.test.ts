@@ -185,6 +185,18 @@ describe('MCP server at /mcp', () => {
     ]);
     expect(context.content[0].text).toMatch(/>> .*answer one/);
 
+    // Paging back one message at a time walks the whole chat once, even within one second.
+    const seen: string[] = [];
+    let cursor: Record<string, unknown> = {};
+    for (let i = 0; i < 10; i += 1) {
+      const page = await call(client, 'get_chat', { chatId: b.number, limit: 1, ...cursor });
+      seen.push(...page.structuredContent.messages.map((m: any) => m.key.id));
+      if (!page.structuredContent.next) break;
+      cursor = page.structuredContent.next;
+    }
+    const all = await call(client, 'find_messages', { chatId: b.number, limit: 100 });
+    expect(seen).toEqual(all.structuredContent.items.map((m: any) => m.key.id));
+
     const contacts = await call(client, 'search_contacts', { query: b.number!.slice(-6) });
     expect(contacts.structuredContent.items.map((c: any) => c.number)).toContain(b.number);
   });

@@ -84,11 +84,6 @@ const HEARTBEAT_MS = 5000;
 const Limit = (fallback: number, max: number, description: string) =>
   Type.Integer({ minimum: 1, maximum: max, default: fallback, description });
 
-/** Messages of a chat newest first, up to `limit`, at or before `until`. */
-async function messagesOf(context: ToolContext, chatId: string, limit: number, until?: number): Promise<Page> {
-  return (await context.rest(get('/message/find', { chatId, limit, ...(until !== undefined ? { until } : {}) }))) as Page;
-}
-
 export const TOOLS: ToolDefinition[] = [
   {
     name: 'list_chats',
@@ -115,7 +110,7 @@ export const TOOLS: ToolDefinition[] = [
   {
     name: 'get_chat',
     title: 'Read a chat',
-    description: 'Read one chat and its recent messages (newest first); page back in time with `before` from the previous answer.',
+    description: 'Read one chat and its recent messages; page back in time with the `before` and `skip` of the previous answer.',
     input: Type.Object(
       {
         chatId: ChatQuery.properties.chatId,
@@ -123,21 +118,42 @@ export const TOOLS: ToolDefinition[] = [
         before: Type.Optional(
           Type.Integer({
             minimum: 0,
-            description: 'Only messages at or before this time (Unix seconds): the `nextBefore` of the previous answer.',
+            description: 'Only messages at or before this time (Unix seconds): `next.before` of the previous answer.',
           }),
         ),
+        skip: Type.Integer({
+          minimum: 0,
+          maximum: 10_000,
+          default: 0,
+          description: 'Messages at the `before` second already seen: `next.skip` of the previous answer.',
+        }),
       },
       { additionalProperties: false },
     ),
     annotations: READ,
-    async run(args: { chatId: string; limit: number; before?: number }, context) {
+    async run(args: { chatId: string; limit: number; before?: number; skip: number }, context) {
       const chat = (await context.rest(get('/chat/info', { chatId: args.chatId }))) as Json;
-      const page = await messagesOf(context, args.chatId, args.limit, args.before);
+      const query = {
+        chatId: args.chatId,
+        limit: args.limit,
+        ...(args.before !== undefined ? { until: args.before, offset: args.skip } : {}),
+      };
+      const page = (await context.rest(get('/message/find', query))) as Page;
+      // The cursor is a second plus how many of that second were seen: several messages share a second.
       const oldest = page.items.at(-1)?.messageTimestamp;
-      const nextBefore = page.items.length === args.limit && typeof oldest === 'number' ? oldest - 1 : null;
+      let next: { before: number; skip: number } | null = null;
+      if (page.items.length === args.limit && typeof oldest === 'number') {
+        const sameSecond = page.items.filter((m) => m.messageTimestamp === oldest).length;
+        next = { before: oldest, skip: sameSecond + (oldest === args.before ? args.skip : 0) };
+      }
       const lines = page.items.map(lineOf).reverse().join('\n');
-      const text = `${chatLine({ ...chat, lastMessage: null })}\n${lines || 'No messages.'}${nextBefore !== null ? `\n(older: before=${nextBefore})` : ''}`;
-      return ok(text, { chat, messages: page.items, total: page.total, nextBefore });
+      const more = next ? `\n(older: before=${next.before}, skip=${next.skip})` : '';
+      return ok(`${chatLine({ ...chat, lastMessage: null })}\n${lines || 'No messages.'}${more}`, {
+        chat,
+        messages: page.items,
+        total: page.total,
+        next,
+      });
     },
   },
   {
