@@ -246,7 +246,7 @@ describe('MCP server at /mcp', () => {
     expect(resource.contents[0]).toMatchObject({ mimeType: 'image/png', blob: samples.png.toString('base64') });
   });
 
-  it('waits for the next incoming message, and returns at once for one that came after `since`', async () => {
+  it('waits for the next incoming message, and returns at once those that came after a given message', async () => {
     const bClient = await connect(b.token);
     const aClient = await connect(a.token);
     let answered = false;
@@ -267,9 +267,21 @@ describe('MCP server at /mcp', () => {
     expect(sentIds.has(got)).toBe(true);
     expect(answer.content[0].text).toContain(sentIds.get(got));
 
-    const since = sendResult!.structuredContent.messageTimestamp - 1;
-    const again = await call(bClient, 'wait_for_message', { chatId: a.number, since, timeoutSeconds: 1 });
-    expect(again.structuredContent.messages.map((m: any) => m.key.id)).toContain(sendResult!.structuredContent.key.id);
+    // B answers; waiting after A's message returns that answer at once, however late A asks.
+    const reply = await call(bClient, 'send_text', { number: a.number, text: 'yes, here' });
+    const late = await call(aClient, 'wait_for_message', {
+      chatId: b.number,
+      afterMessageId: sendResult!.structuredContent.key.id,
+      timeoutSeconds: 1,
+    });
+    expect(late.structuredContent.timedOut).toBe(false);
+    expect(late.structuredContent.messages.map((m: any) => m.key.id)).toEqual([reply.structuredContent.key.id]);
+    const none = await call(aClient, 'wait_for_message', {
+      chatId: b.number,
+      afterMessageId: reply.structuredContent.key.id,
+      timeoutSeconds: 1,
+    });
+    expect(none.structuredContent).toEqual({ messages: [], timedOut: true });
 
     // A wait longer than the client's request timeout survives on progress notifications.
     const progress: number[] = [];

@@ -416,7 +416,7 @@ export const TOOLS: ToolDefinition[] = [
     name: 'wait_for_message',
     title: 'Wait for a message',
     description:
-      'Wait (bounded) for the next message someone sends to the instance, in one chat or any; returns at once if one came after `since`.',
+      'Wait (bounded) for the next message someone sends to the instance, in one chat or any; returns at once if some came after `afterMessageId`.',
     input: Type.Object(
       {
         chatId: Type.Optional(MessageChatId),
@@ -426,18 +426,16 @@ export const TOOLS: ToolDefinition[] = [
           default: 30,
           description: 'Longest wait in seconds (capped by MCP_WAIT_MAX_SECONDS; default 30).',
         }),
-        since: Type.Optional(
-          Type.Integer({
-            minimum: 0,
-            description:
-              'Return messages received after this time (Unix seconds) at once, if any: pass the `messageTimestamp` of the last message you saw so none is missed.',
-          }),
-        ),
+        afterMessageId: Type.Optional({
+          ...MessageId,
+          description:
+            'Return at once the messages received after this one, if any: pass the id of the message you just sent or last read, so a reply that came in between is not missed.',
+        }),
       },
       { additionalProperties: false },
     ),
     annotations: READ,
-    async run(args: { chatId?: string; timeoutSeconds: number; since?: number }, context) {
+    async run(args: { chatId?: string; timeoutSeconds: number; afterMessageId?: string }, context) {
       const instanceId = context.instanceId;
       if (!instanceId) return toolNotFound('no instance to wait on');
       const chat = args.chatId ? chatJid(args.chatId) : undefined;
@@ -454,12 +452,19 @@ export const TOOLS: ToolDefinition[] = [
       );
       try {
         const next = context.nextMessage(instanceId, chat, timeoutMs, controller.signal);
-        if (args.since !== undefined) {
-          const query = { fromMe: false, since: args.since + 1, limit: 20, ...(args.chatId ? { chatId: args.chatId } : {}) };
-          const earlier = (await context.rest(get('/message/find', query))) as Page;
-          if (earlier.items.length > 0) {
-            controller.abort();
-            const messages = [...earlier.items].reverse();
+        if (args.afterMessageId !== undefined) {
+          const inChat = args.chatId ? { chatId: args.chatId } : {};
+          const found = (await context.rest(get('/message/find', { ...inChat, messageId: args.afterMessageId, limit: 1 }))) as Page;
+          const mark = found.items[0];
+          if (!mark) return toolNotFound(`message ${args.afterMessageId} not found${args.chatId ? ` in chat ${args.chatId}` : ''}`);
+          // Newest first: what is listed before the mark (same second included) came after it.
+          const listing = (await context.rest(
+            get('/message/find', { ...inChat, since: Number(mark.messageTimestamp), limit: 100 }),
+          )) as Page;
+          const index = listing.items.findIndex((m) => (m.key as Json).id === args.afterMessageId);
+          const newer = (index === -1 ? listing.items : listing.items.slice(0, index)).filter((m) => (m.key as Json).fromMe !== true);
+          if (newer.length > 0) {
+            const messages = newer.reverse();
             return ok(messages.map(lineOf).join('\n'), { messages, timedOut: false });
           }
         }
