@@ -9,7 +9,12 @@ import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSamples, type Samples } from '../../test/support/media.js';
 import { loadConfig } from '../config.js';
-import { checkHostAndOrigin } from './routes.js';
+import type { FastifyRequest } from 'fastify';
+import { errors } from '../errors.js';
+import { emptyResolvers } from '../http/auth.js';
+import type { Instance, InstanceService } from '../instances/service.js';
+import { AdminActingKeys } from './rest.js';
+import { checkHostAndOrigin, mcpCallerOf } from './routes.js';
 import {
   connectedInstance,
   recordEvents,
@@ -507,5 +512,36 @@ describe('MCP Host/Origin settings', () => {
     const listed = mcp({ MCP_ALLOWED_HOSTS: '*', MCP_ALLOWED_ORIGINS: 'https://app.example.com' });
     expect(() => checkHostAndOrigin(listed, 'anything.example', 'https://app.example.com/')).not.toThrow();
     expect(() => checkHostAndOrigin(listed, 'anything.example', 'https://other.example.com')).toThrow(/origin/);
+  });
+});
+
+describe('MCP callers', () => {
+  const groupMember = { id: 'inst-of-group' } as Instance;
+  const instances = { authenticate: () => Promise.reject(errors.invalidApiKey()) } as unknown as InstanceService;
+  const request = {} as FastifyRequest;
+
+  it('asks the credential resolvers (failover-group tokens) before the instance tokens, like the REST hook', async () => {
+    const resolvers = emptyResolvers();
+    resolvers.instance.push((key) => Promise.resolve(key === 'group-token-0123456789abcdef' ? groupMember : undefined));
+    const options = { adminKey: 'admin-key-0123456789', resolvers, instances, keys: new AdminActingKeys() };
+    await expect(mcpCallerOf('group-token-0123456789abcdef', request, options)).resolves.toMatchObject({
+      kind: 'instance',
+      instance: groupMember,
+    });
+    await expect(mcpCallerOf('admin-key-0123456789', request, options)).resolves.toMatchObject({ kind: 'admin' });
+    await expect(mcpCallerOf('another-token-0123456789abcdef', request, options)).rejects.toMatchObject({ status: 401 });
+    await expect(mcpCallerOf(undefined, request, options)).rejects.toMatchObject({ status: 401 });
+  });
+
+  it('refuses the acting keys an admin uses in process when they come from outside', async () => {
+    const keys = new AdminActingKeys();
+    const resolvers = emptyResolvers();
+    resolvers.instance.push((key) => Promise.resolve(keys.instanceIdOf(key) ? groupMember : undefined));
+    const acting = keys.keyFor('some-instance');
+    expect(keys.instanceIdOf(acting)).toBe('some-instance');
+    expect(new AdminActingKeys().instanceIdOf(acting)).toBeUndefined();
+    await expect(mcpCallerOf(acting, request, { adminKey: 'admin-key-0123456789', resolvers, instances, keys })).rejects.toMatchObject({
+      status: 401,
+    });
   });
 });

@@ -64,6 +64,26 @@ export function checkHostAndOrigin(config: McpConfig, host: string | undefined, 
   if (!allowed) throw errors.mcpOriginRefused(origin);
 }
 
+/**
+ * The caller of a key: the admin key, a token a module's resolver accepts (a failover group's),
+ * or an instance token — the same order as the REST auth hook. Bad keys throw the REST errors (401).
+ */
+export async function mcpCallerOf(
+  key: string | undefined,
+  request: FastifyRequest,
+  options: Pick<McpRouteOptions, 'adminKey' | 'resolvers' | 'instances' | 'keys'>,
+): Promise<Caller> {
+  if (key === undefined) throw errors.invalidApiKey();
+  if (sameSecret(key, options.adminKey)) return { kind: 'admin', key };
+  // The module's own acting keys never come from outside.
+  if (options.keys.instanceIdOf(key) !== undefined) throw errors.invalidApiKey();
+  for (const resolve of options.resolvers.instance) {
+    const instance = await resolve(key, request);
+    if (instance) return { kind: 'instance', key, instance };
+  }
+  return { kind: 'instance', key, instance: await options.instances.authenticate(key) };
+}
+
 const JSONRPC_CODE: Record<number, number> = { 400: -32600, 401: -32001, 403: -32003, 404: -32004, 503: -32000 };
 
 /** Errors before the SDK takes over, as a JSON-RPC error (what MCP clients parse) with the REST code. */
@@ -79,18 +99,7 @@ function sendError(reply: FastifyReply, error: AppError): FastifyReply {
 export function mcpRoutes(options: McpRouteOptions): RoutePlugin {
   const { service } = options;
 
-  async function callerOf(request: FastifyRequest): Promise<Caller> {
-    const key = mcpKeyOf(request);
-    if (key === undefined) throw errors.invalidApiKey();
-    if (sameSecret(key, options.adminKey)) return { kind: 'admin', key };
-    // The module's own acting keys never come from outside.
-    if (options.keys.instanceIdOf(key) !== undefined) throw errors.invalidApiKey();
-    for (const resolve of options.resolvers.instance) {
-      const instance = await resolve(key, request);
-      if (instance) return { kind: 'instance', key, instance };
-    }
-    return { kind: 'instance', key, instance: await options.instances.authenticate(key) };
-  }
+  const callerOf = (request: FastifyRequest) => mcpCallerOf(mcpKeyOf(request), request, options);
 
   return async (app) => {
     // Open event streams would keep the server from closing.
