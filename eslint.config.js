@@ -23,8 +23,17 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='AppError']",
+          message: 'Errors come from the one registry: add a factory to `errors` in src/errors.ts (with its code in ERROR_CODES) and throw errors.xxx(...).',
+        },
+      ],
     },
   },
+  // The registry itself is the one place that constructs AppError.
+  { files: ['src/errors.ts'], rules: { 'no-restricted-syntax': 'off' } },
   {
     files: ['**/*.js', '**/*.mjs', '**/*.d.mts'],
     ...tseslint.configs.disableTypeChecked,

@@ -39,7 +39,8 @@ export interface AppOptions {
 }
 
 function validators() {
-  const base: AjvOptions = { allErrors: false, useDefaults: true, strict: false };
+  // allErrors: a 400 lists every problem found (http/errors.ts keeps the first MAX_VALIDATION_DETAILS).
+  const base: AjvOptions = { allErrors: true, useDefaults: true, strict: false };
   // Bodies are validated strictly (a number is not a string); query, params and headers are text
   // on the wire, so scalar coercion is allowed there.
   const body = addFormats(new Ajv({ ...base, coerceTypes: false, removeAdditional: false }));

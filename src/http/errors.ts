@@ -1,6 +1,12 @@
-/** The one place that turns any error into `{ "error": "..." }`. No input may produce a 500. */
-import type { FastifyError, FastifyInstance } from 'fastify';
-import { AppError } from '../errors.js';
+/**
+ * The one place that turns any error into `{ "error": "...", "code": "..." }`, every code declared
+ * in src/errors.ts. No input may produce a 500.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { AppError, errors } from '../errors.js';
+
+/** Validation errors list every problem found, up to this many. */
+export const MAX_VALIDATION_DETAILS = 20;
 
 interface ValidationIssue {
   instancePath?: string;
@@ -18,26 +24,47 @@ function describe(context: string, issue: ValidationIssue): string {
   return `${where} ${issue.message ?? 'is invalid'}`;
 }
 
+/** Every problem once, in the order Ajv found them, at most MAX_VALIDATION_DETAILS. */
+export function validationError(context: string, issues: ValidationIssue[]): AppError {
+  const details = [...new Set(issues.map((issue) => describe(context, issue)))];
+  return errors.validationFailed(details.slice(0, MAX_VALIDATION_DETAILS));
+}
+
+/** A 4xx raised by Fastify itself (body parsing, limits), as a declared code. */
+function httpLayerError(error: FastifyError, status: number): AppError {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return errors.invalidJson(error.message);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return errors.bodyTooLarge(error.message);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return errors.unsupportedContentType(error.message);
+    default:
+      if (status === 413) return errors.bodyTooLarge(error.message);
+      if (status === 415) return errors.unsupportedContentType(error.message);
+      return errors.requestRejected(status, error.message);
+  }
+}
+
+function send(reply: FastifyReply, error: AppError) {
+  return reply.status(error.status).send({ error: error.message, code: error.code, ...error.extra });
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
     if (error instanceof AppError) {
-      return reply.status(error.status).send({ error: error.message, ...error.extra });
+      if (error.status === 500) request.log.error({ err: error }, 'internal error');
+      return send(reply, error);
     }
     if (error.validation) {
-      const issues = error.validation as ValidationIssue[];
-      const context = error.validationContext ?? 'body';
-      const details = issues.map((issue) => describe(context, issue));
-      return reply.status(400).send({ error: details[0] ?? 'invalid request', details });
+      return send(reply, validationError(error.validationContext ?? 'body', error.validation));
     }
     const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      return reply.status(status).send({ error: error.message });
-    }
+    if (status >= 400 && status < 500) return send(reply, httpLayerError(error, status));
     request.log.error({ err: error }, 'unhandled error');
-    return reply.status(500).send({ error: 'internal error' });
+    return send(reply, errors.internal());
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    return reply.status(404).send({ error: `route ${request.method} ${request.url.split('?')[0]} not found` });
-  });
+  app.setNotFoundHandler((request, reply) => send(reply, errors.routeNotFound(request.method, request.url.split('?')[0] ?? '')));
 }

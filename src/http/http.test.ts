@@ -21,11 +21,11 @@ describe('cross-cutting HTTP behaviour', () => {
     for (const key of [undefined, 'nope', 'x'.repeat(500), 'wgt_' + 'A'.repeat(43), 'wgt_short', gw.adminKey + 'x']) {
       const res = await gw.api('GET', '/api/v1/instance/status', key === undefined ? {} : { key });
       expect(res.status, String(key)).toBe(401);
-      expect(res.body).toEqual({ error: 'invalid api key' });
+      expect(res.body).toEqual({ error: 'invalid api key', code: 'invalid_api_key' });
     }
     const admin = await gw.api('GET', '/api/v1/instance/all', { key: 'wrong-admin-key-000000' });
     expect(admin.status).toBe(401);
-    expect(admin.body).toEqual({ error: 'invalid api key' });
+    expect(admin.body).toEqual({ error: 'invalid api key', code: 'invalid_api_key' });
   });
 
   it('keeps instance tokens off admin routes and the admin key off instance routes (403)', async () => {

@@ -28,7 +28,7 @@ describe('rate limits over HTTP', () => {
       for (let i = 0; i < 3; i++) expect((await gw.api('GET', '/api/v1/instance/status', { key: a.token })).status).toBe(200);
       const limited = await gw.api('GET', '/api/v1/instance/status', { key: a.token });
       expect(limited.status).toBe(429);
-      expect(limited.body).toEqual({ error: 'rate limit exceeded', retryAfter: 60 });
+      expect(limited.body).toEqual({ error: 'rate limit exceeded', code: 'rate_limited', retryAfter: 60 });
       expect(limited.headers.get('retry-after')).toBe('60');
       // Another key is not affected.
       expect((await gw.api('GET', '/api/v1/instance/status', { key: b.token })).status).toBe(200);
@@ -50,7 +50,7 @@ describe('rate limits over HTTP', () => {
       for (let i = 0; i < 4; i++) expect((await gw.api('GET', '/api/v1/server/ok')).status).toBe(200);
       const limited = await gw.api('GET', '/api/v1/server/ok');
       expect(limited.status).toBe(429);
-      expect(limited.body).toEqual({ error: 'rate limit exceeded', retryAfter: 10 });
+      expect(limited.body).toEqual({ error: 'rate limit exceeded', code: 'rate_limited', retryAfter: 10 });
       clock.advance(10_000);
       expect((await gw.api('GET', '/api/v1/server/ok')).status).toBe(200);
     } finally {

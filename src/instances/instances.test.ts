@@ -96,7 +96,7 @@ describe.each(DIALECTS)('instances on %s', (dialect) => {
     clock.advance(1_000);
     const expired = await gw.api('GET', '/api/v1/instance/status', { key: a.token });
     expect(expired.status).toBe(401);
-    expect(expired.body).toEqual({ error: 'token expired, please use the new token' });
+    expect(expired.body).toEqual({ error: 'token expired, please use the new token', code: 'token_expired' });
     expect((await gw.api('GET', '/api/v1/instance/status', { key: res.body.newToken })).status).toBe(200);
     expect((await gw.api('POST', '/api/v1/instance/rotate-token/nope', { key: gw.adminKey })).status).toBe(404);
   });

@@ -5,7 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
-import { AppError, errors } from '../errors.js';
+import { errors } from '../errors.js';
 import type { Instance } from '../instances/service.js';
 import { downloadPath } from '../sending/recorder.js';
 import { REVOKED_TYPE, type MessageFilter, type MessageStore, type StoredMessage } from '../sending/store.js';
@@ -50,13 +50,11 @@ export class MessageService {
     const chat = messageChatJid(chatId);
     const stored = await this.store.find(instance.id, messageId);
     if (!stored || stored.key.remoteJid !== chat) {
-      throw new AppError(
-        'message_not_found',
-        404,
+      throw errors.messageNotFound(
         `message ${messageId} not found in chat ${chat} (only messages this instance sent or received, kept for MESSAGE_RETENTION_DAYS)`,
       );
     }
-    if (stored.messageType === REVOKED_TYPE) throw new AppError('message_deleted', 409, `message ${messageId} was deleted for everyone`);
+    if (stored.messageType === REVOKED_TYPE) throw errors.messageDeleted(messageId);
     return {
       key: stored.key,
       ...(stored.participant ? { participant: stored.participant } : {}),
@@ -85,17 +83,11 @@ export class MessageService {
     if (!target.key.fromMe)
       throw errors.forbidden(`message ${input.messageId} was not sent by this instance; only your own messages can be edited`);
     if (!TEXT_KINDS.has(target.stored.messageType)) {
-      throw new AppError(
-        'not_a_text_message',
-        409,
-        `message ${input.messageId} is a ${target.stored.messageType}; only text messages can be edited`,
-      );
+      throw errors.notATextMessage(input.messageId, target.stored.messageType);
     }
     const age = Math.floor(this.clock.now() / 1000) - target.messageTimestamp;
     if (age > EDIT_WINDOW_SECONDS) {
-      throw new AppError(
-        'edit_window_closed',
-        409,
+      throw errors.editWindowClosed(
         `message ${input.messageId} was sent ${Math.floor(age / 60)} minutes ago; WhatsApp allows edits for ${EDIT_WINDOW_SECONDS / 60} minutes after sending`,
       );
     }
@@ -156,7 +148,7 @@ export class MessageService {
     const poll = await this.store.find(instance.id, messageId);
     const creation = poll ? pollCreationOf(poll.message) : undefined;
     if (!poll?.key.fromMe || !creation)
-      throw new AppError('poll_not_found', 404, `poll ${messageId} not found among the polls this instance sent`);
+      throw errors.pollNotFound(`poll ${messageId} not found among the polls this instance sent`);
     const names = (creation.options ?? []).map((option) => option.optionName ?? '');
     const votes = await this.store.pollVotes(instance.id, messageId);
     const current = votes.filter((vote) => vote.selectedOptions.length > 0);

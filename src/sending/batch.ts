@@ -106,7 +106,7 @@ export class BatchService {
       .where('id', '=', batchId)
       .where('instance_id', '=', instance.id)
       .executeTakeFirst();
-    if (!batch) throw new AppError('batch_not_found', 404, `batch ${batchId} not found`);
+    if (!batch) throw errors.batchNotFound(batchId);
     const items = await this.db.selectFrom('send_batch_items').selectAll().where('batch_id', '=', batchId).orderBy('position').execute();
     const count = (status: string) => items.filter((item) => item.status === status).length;
     return {

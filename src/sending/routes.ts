@@ -7,7 +7,7 @@ import type { BatchService } from './batch.js';
 import * as S from './schema.js';
 import type { MessagingService } from './service.js';
 import type { MessageStore } from './store.js';
-import { AppError } from '../errors.js';
+import { errors } from '../errors.js';
 
 const tags = ['send'];
 const instance = { access: 'instance' as const };
@@ -264,13 +264,13 @@ export function pollVoteRoutes(world: SandboxNetwork, store: MessageStore): Rout
       const content = (poll?.message.pollCreationMessageV3 ?? poll?.message.pollCreationMessage) as
         | { options?: { optionName?: string }[]; selectableOptionsCount?: number }
         | undefined;
-      if (!poll || !poll.key.fromMe || !content) throw new AppError('poll_not_found', 404, `poll ${pollMessageId} not found among the polls ${to} sent`);
-      if (poll.key.remoteJid !== `${from}@s.whatsapp.net`) throw new AppError('not_a_poll_recipient', 409, `poll ${pollMessageId} was sent to ${poll.key.remoteJid}, not to ${from}`);
+      if (!poll || !poll.key.fromMe || !content) throw errors.pollNotFound(`poll ${pollMessageId} not found among the polls ${to} sent`);
+      if (poll.key.remoteJid !== `${from}@s.whatsapp.net`) throw errors.notAPollRecipient(`poll ${pollMessageId} was sent to ${poll.key.remoteJid}, not to ${from}`);
       const names = new Set((content.options ?? []).map((o) => o.optionName));
       const unknown = selectedOptions.find((name) => !names.has(name));
-      if (unknown !== undefined) throw new AppError('bad_request', 400, `selectedOptions: "${unknown}" is not an option of poll ${pollMessageId}`);
+      if (unknown !== undefined) throw errors.badRequest(`selectedOptions: "${unknown}" is not an option of poll ${pollMessageId}`);
       const allowed = content.selectableOptionsCount || names.size;
-      if (selectedOptions.length > allowed) throw new AppError('bad_request', 400, `selectedOptions: the poll allows ${allowed} choice(s), got ${selectedOptions.length}`);
+      if (selectedOptions.length > allowed) throw errors.badRequest(`selectedOptions: the poll allows ${allowed} choice(s), got ${selectedOptions.length}`);
       return world.deliverPollVote(from, to, pollMessageId, selectedOptions);
     });
   };

@@ -5,7 +5,7 @@
  * checked by the MediaResolver, quotes come from the message store, then the instance's session sends.
  */
 import type { Static } from 'typebox';
-import { AppError, errors } from '../errors.js';
+import { errors } from '../errors.js';
 import type { Instance, InstanceService } from '../instances/service.js';
 import { withArticle, type MediaResolver, type MediaSource } from '../media/resolver.js';
 import type { MediaStore } from '../media/store.js';
@@ -83,7 +83,7 @@ export class MessagingService {
   /** A stored message of this instance, or a 404 naming it. */
   async stored(instance: Instance, messageId: string, what = 'message'): Promise<StoredMessage> {
     const found = await this.store.find(instance.id, messageId);
-    if (!found) throw new AppError('message_not_found', 404, `${what} ${messageId} not found in this instance's message store`);
+    if (!found) throw errors.messageNotFound(`${what} ${messageId} not found in this instance's message store`);
     return found;
   }
 
@@ -270,7 +270,7 @@ export class MessagingService {
     let media: MediaPayload | undefined;
     if (original.media) {
       const data = await this.mediaStore.read(original.media.key);
-      if (!data) throw new AppError('media_gone', 404, `the media of message ${body.messageId} is no longer in the media store`);
+      if (!data) throw errors.mediaGone(body.messageId);
       media = {
         data,
         mimetype: original.media.mimetype,
@@ -320,19 +320,19 @@ export class MessagingService {
 
   async mediaOf(instance: Instance, messageId: string): Promise<StoredMessage & { media: NonNullable<StoredMessage['media']> }> {
     const message = await this.stored(instance, messageId);
-    if (!message.media) throw new AppError('no_media', 404, `message ${messageId} has no media`);
+    if (!message.media) throw errors.noMedia(messageId);
     return message as StoredMessage & { media: NonNullable<StoredMessage['media']> };
   }
 
   async openMedia(key: string, messageId: string) {
     const stream = await this.mediaStore.stream(key);
-    if (!stream) throw new AppError('media_gone', 404, `the media of message ${messageId} is no longer in the media store`);
+    if (!stream) throw errors.mediaGone(messageId);
     return stream;
   }
 
   async readMedia(key: string, messageId: string): Promise<Buffer> {
     const data = await this.mediaStore.read(key);
-    if (!data) throw new AppError('media_gone', 404, `the media of message ${messageId} is no longer in the media store`);
+    if (!data) throw errors.mediaGone(messageId);
     return data;
   }
 

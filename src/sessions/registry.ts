@@ -4,7 +4,7 @@
  * and puts every event on the bus, in the order each instance emitted them.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { AppError, errors } from '../errors.js';
+import { errors } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import type { Instance, InstanceService } from '../instances/service.js';
 import type { CanonicalEvent, ConnectionData, NetworkDriver, NetworkName, Session, SessionHost } from '../network/port.js';
@@ -35,11 +35,7 @@ export class SessionRegistry {
   driver(network: NetworkName): NetworkDriver {
     const driver = this.drivers.get(network);
     if (!driver) {
-      throw new AppError(
-        'network_unavailable',
-        503,
-        `the ${network} network driver is not available in this gateway; use a sandbox instance or enable the driver`,
-      );
+      throw errors.driverUnavailable(network);
     }
     return driver;
   }

@@ -1,5 +1,5 @@
 /** The call log of a sandbox account and rejecting calls that ring. */
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import type { CallOperations, CallRecord, PageOf, PageRequest } from '../port.js';
 import { paginate, type SandboxWorld } from './world.js';
 
@@ -12,7 +12,7 @@ export class SandboxCalls implements CallOperations {
   async reject(callId: string, options: { from?: string; automatic?: boolean } = {}): Promise<CallRecord> {
     const owner = this.me();
     const call = this.world.callsOf(owner).find((c) => c.callId === callId);
-    if (!call) throw new AppError('not_found', 404, `call ${callId} not found`);
+    if (!call) throw errors.notFound(`call ${callId}`);
     if (call.status !== 'ringing') throw errors.conflict(`call ${callId} is not ringing (it is ${call.status})`);
     // The CALL event goes through the observed host, which records the rejection in the call log.
     await this.world.emitTo(owner, {

@@ -1,5 +1,5 @@
 /** Chats of one sandbox account: list, search, pin, archive, mute, unread, delete, clear, history. */
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import {
   jidToNumber,
   toChatJid,
@@ -209,7 +209,7 @@ export class SandboxChats implements ChatOperations {
     if (newsletter && (newsletter.owner === owner || newsletter.followers.some((f) => f.number === owner))) {
       return this.world.chat(owner, jid);
     }
-    throw new AppError('not_found', 404, `chat ${jid} not found`);
+    throw errors.notFound(`chat ${jid}`);
   }
 
   messageView(chat: ChatState, message: ChatMessage): ChatMessage {

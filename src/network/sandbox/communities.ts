@@ -3,7 +3,7 @@
  * group that holds every member (admins plus the linked groups' participants) where only admins
  * write. Linking needs admin rights in both the community and the group.
  */
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import {
   toJid,
   type CommunityInfo,
@@ -67,7 +67,7 @@ export class SandboxCommunities implements CommunityOperations {
     const community = this.adminOf(communityId, 'link groups');
     const groups = [...new Set(groupIds)].map((groupId) => {
       const group = this.world.groups.get(groupId);
-      if (!group) throw new AppError('not_found', 404, `group ${groupId} not found`);
+      if (!group) throw errors.notFound(`group ${groupId}`);
       if (group.isCommunityAnnounce) throw errors.conflict(`group ${groupId} is a community announcement group`);
       if (!isAdmin(group, actor)) throw errors.forbidden(`you must be an admin of group ${groupId} to link it`);
       if (group.communityId !== null && group.communityId !== communityId) {
@@ -156,7 +156,7 @@ export class SandboxCommunities implements CommunityOperations {
   private memberOf(communityId: string): CommunityState {
     const member = this.me();
     const community = this.world.communities.get(communityId);
-    if (!community) throw new AppError('not_found', 404, `community ${communityId} not found`);
+    if (!community) throw errors.notFound(`community ${communityId}`);
     if (!this.isMember(community, member)) throw errors.forbidden(`you are not a member of community ${communityId}`);
     return community;
   }

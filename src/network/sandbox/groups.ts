@@ -4,7 +4,7 @@
  * keep a person from being added; join approval turns invite joins into requests. Every change
  * reaches the participants' instances as a GROUP event.
  */
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import {
   toJid,
   type CanonicalEvent,
@@ -353,7 +353,7 @@ export class SandboxGroups implements GroupOperations {
   private memberOf(groupId: string): GroupState {
     const owner = this.me();
     const group = this.world.groups.get(groupId);
-    if (!group) throw new AppError('not_found', 404, `group ${groupId} not found`);
+    if (!group) throw errors.notFound(`group ${groupId}`);
     if (!isParticipant(group, owner)) throw errors.forbidden(`you are not a participant of group ${groupId}`);
     return group;
   }
@@ -375,7 +375,7 @@ export class SandboxGroups implements GroupOperations {
 
   private byInvite(code: string): GroupState {
     for (const group of this.world.groups.values()) if (group.inviteCode === code && !group.isCommunityAnnounce) return group;
-    throw new AppError('not_found', 404, 'invite code is invalid or was revoked');
+    throw errors.notFoundText('invite code is invalid or was revoked');
   }
 
   private addable(group: GroupState, number: string, actor: string): ParticipantResult['status'] {

@@ -3,7 +3,7 @@
  * accounts have no labels (403, as on the real network); POST /sandbox/accounts makes an account
  * a business one.
  */
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import type { Label, LabelOperations, LabelTarget, PageOf, PageRequest } from '../port.js';
 import { SandboxChats } from './chats.js';
 import { paginate, type AccountState, type SandboxWorld } from './world.js';
@@ -85,7 +85,7 @@ export class SandboxLabels implements LabelOperations {
     if (target.messageId !== undefined) {
       const messageId = target.messageId;
       if (!chat.messages.some((m) => m.key.id === messageId)) {
-        throw new AppError('not_found', 404, `message ${messageId} not found in chat ${chat.jid}`);
+        throw errors.notFoundText(`message ${messageId} not found in chat ${chat.jid}`);
       }
       current = chat.messageLabels[messageId] ?? [];
       const next = on ? [...new Set([...current, labelId])] : current.filter((id) => id !== labelId);
@@ -124,7 +124,7 @@ export class SandboxLabels implements LabelOperations {
 
   private label(account: AccountState, labelId: string): Label {
     const label = account.labels.find((l) => l.labelId === labelId);
-    if (!label) throw new AppError('not_found', 404, `label ${labelId} not found`);
+    if (!label) throw errors.notFound(`label ${labelId}`);
     return label;
   }
 

@@ -6,7 +6,7 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Clock } from '../../clock.js';
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import { isGroupJid, STATUS_JID, toJid, type EventMedia, type MessageKey } from '../port.js';
 import type { SandboxSession } from './session.js';
 
@@ -48,7 +48,7 @@ export class SandboxNetwork {
     const entry = this.pairingCodes.get(code);
     if (!entry || entry.expiresAt <= this.clock.now()) throw errors.notFound('pairing code');
     if (entry.number !== number) {
-      throw new AppError('pairing_number_mismatch', 409, `pairing code was requested for number ${entry.number}, not ${number}`);
+      throw errors.pairingNumberMismatch(entry.number, number);
     }
     this.pairingCodes.delete(code);
     await entry.session.completePairing(number);
@@ -59,7 +59,7 @@ export class SandboxNetwork {
   claimNumber(number: string, session: SandboxSession): void {
     const holder = this.linked.get(number);
     if (holder && holder !== session) {
-      throw new AppError('number_in_use', 409, `number ${number} is already linked to sandbox instance ${holder.instanceName}`);
+      throw errors.numberInUse(number, holder.instanceName);
     }
     this.linked.set(number, session);
   }
@@ -77,7 +77,7 @@ export class SandboxNetwork {
   connectedSession(number: string): SandboxSession {
     const session = this.linked.get(number);
     if (!session || !session.isConnected()) {
-      throw new AppError('sandbox_number_unknown', 404, `no connected sandbox instance has number ${number}`);
+      throw errors.sandboxNumberUnknown(number);
     }
     return session;
   }

@@ -2,7 +2,7 @@
  * Newsletters (channels) on the sandbox network: an owner posts, followers receive the posts as
  * MESSAGE events and can mute them; anyone can read a newsletter's info and posts by id or invite.
  */
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import {
   NEWSLETTER_INVITE_LINK_PREFIX,
   type CanonicalEvent,
@@ -67,7 +67,7 @@ export class SandboxNewsletters implements NewsletterOperations {
     for (const newsletter of this.world.newsletters.values()) {
       if (newsletter.inviteCode === ref.inviteCode) return this.view(newsletter, viewer);
     }
-    throw new AppError('not_found', 404, 'newsletter invite code is invalid');
+    throw errors.notFoundText('newsletter invite code is invalid');
   }
 
   async update(newsletterId: string, changes: { name?: string; description?: string; picture?: ImageInput | null }): Promise<NewsletterInfo> {
@@ -167,7 +167,7 @@ export class SandboxNewsletters implements NewsletterOperations {
 
   private byId(newsletterId: string): NewsletterState {
     const newsletter = this.world.newsletters.get(newsletterId);
-    if (!newsletter) throw new AppError('not_found', 404, `newsletter ${newsletterId} not found`);
+    if (!newsletter) throw errors.notFound(`newsletter ${newsletterId}`);
     return newsletter;
   }
 

@@ -1,5 +1,5 @@
 /** What the /sandbox control routes do: act as the phones and contacts of the simulated network. */
-import { AppError } from '../../errors.js';
+import { errors } from '../../errors.js';
 import type { InstanceService } from '../../instances/service.js';
 import { toJid } from '../port.js';
 import type { SessionRegistry } from '../../sessions/registry.js';
@@ -18,7 +18,7 @@ export class SandboxService {
   private async sessionOf(instanceId: string): Promise<SandboxSession> {
     const instance = await this.instances.get(instanceId);
     if (instance.network !== 'sandbox') {
-      throw new AppError('not_sandbox', 409, `instance ${instance.name} is on the ${instance.network} network, not the sandbox`);
+      throw errors.notSandbox(instance.name, instance.network);
     }
     return this.sessions.session(instance) as SandboxSession;
   }

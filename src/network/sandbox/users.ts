@@ -2,7 +2,7 @@
  * People on the sandbox network: profiles (name, about, picture, business profile) seen through
  * their owners' privacy settings, this account's contacts, blocks and presence subscriptions.
  */
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import {
   toJid,
   type Contact,
@@ -181,7 +181,7 @@ export class SandboxUsers implements UserOperations {
   }
 
   private requireOnNetwork(number: string): void {
-    if (!this.world.isOnNetwork(number)) throw new AppError('not_found', 404, `number ${number} is not on the network`);
+    if (!this.world.isOnNetwork(number)) throw errors.notFoundText(`number ${number} is not on the network`);
   }
 }
 

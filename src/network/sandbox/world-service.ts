@@ -1,5 +1,5 @@
 /** What the /sandbox world routes do: virtual accounts, contacts using invites, callers hanging up. */
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import { inviteCodeOf, toJid, type BusinessProfile } from '../port.js';
 import { isParticipant, joinByInvite, leaveGroup } from './groups.js';
 import { DEFAULT_PRIVACY, type SandboxWorld } from './world.js';
@@ -55,13 +55,13 @@ export class SandboxWorldService {
   async contactJoins(number: string, inviteCode: string) {
     const code = inviteCodeOf(inviteCode);
     const group = [...this.world.groups.values()].find((g) => g.inviteCode === code && !g.isCommunityAnnounce);
-    if (!group) throw new AppError('not_found', 404, 'invite code is invalid or was revoked');
+    if (!group) throw errors.notFoundText('invite code is invalid or was revoked');
     return joinByInvite(this.world, group, number);
   }
 
   async contactLeaves(number: string, groupId: string) {
     const group = this.world.groups.get(groupId);
-    if (!group) throw new AppError('not_found', 404, `group ${groupId} not found`);
+    if (!group) throw errors.notFound(`group ${groupId}`);
     if (!isParticipant(group, number)) throw errors.conflict(`${number} is not a participant of group ${groupId}`);
     await leaveGroup(this.world, group, number);
     return { groupId, left: true as const };
@@ -71,7 +71,7 @@ export class SandboxWorldService {
   async callerHangsUp(callId: string, to: string) {
     this.world.network.connectedSession(to); // 404 naming the number when no instance is there to tell
     const call = this.world.callsOf(to).find((c) => c.callId === callId);
-    if (!call) throw new AppError('not_found', 404, `call ${callId} to ${to} not found`);
+    if (!call) throw errors.notFound(`call ${callId} to ${to}`);
     if (call.status !== 'ringing') throw errors.conflict(`call ${callId} is not ringing (it is ${call.status})`);
     await this.world.emitTo(to, {
       type: 'CALL',

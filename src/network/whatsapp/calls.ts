@@ -4,7 +4,7 @@
  * linked devices about incoming calls only; calls this account places from the phone are not in it.
  * The per-instance auto-reject policy lives in src/calls (it calls `reject` with `automatic`).
  */
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import type { CallOperations, CallRecord, PageOf, PageRequest } from '../port.js';
 import { wa, type WhatsAppLink } from './capabilities.js';
 import type { CallRow } from './state-store.js';
@@ -15,7 +15,7 @@ export class WhatsAppCalls implements CallOperations {
   async reject(callId: string, options: { from?: string; automatic?: boolean } = {}): Promise<CallRecord> {
     const { instanceId, state } = this.link;
     const call = await state.call(instanceId, callId);
-    if (!call) throw new AppError('not_found', 404, `call ${callId} not found`);
+    if (!call) throw errors.notFound(`call ${callId}`);
     if (call.status !== 'ringing') throw errors.conflict(`call ${callId} is not ringing (it is ${call.status})`);
     // The stanza goes to the caller as WhatsApp named it (often a LID), as kept in the log.
     await wa(() => this.link.socket().rejectCall(callId, call.from_jid));

@@ -2,14 +2,15 @@
  * What the WhatsApp chat, user, label and call capabilities (chats.ts, users.ts, labels.ts,
  * calls.ts) get from their session, on top of the shared OperationsContext (operations.ts): the
  * instance, the creds, the state kept in the database, the message store and the event road.
- * Failures are mapped by operations.ts (`attempt` / `refusal`), so a WhatsApp instance answers
+ * Failures are mapped by refusals.ts (`attempt` / `refusal`), so a WhatsApp instance answers
  * with the same 4xx as a sandbox one.
  */
 import type { AuthenticationCreds } from 'baileys';
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import { jidToNumber, toJid, type CanonicalEvent } from '../port.js';
 import { normalise } from './addresses.js';
-import { attempt, refusal, type OperationsContext } from './operations.js';
+import type { OperationsContext } from './operations.js';
+import { attempt, DEFAULT_REFUSAL, type RefusalText } from './refusals.js';
 import type { ChatMessageSource, WhatsAppStateStore } from './state-store.js';
 
 export interface WhatsAppLink extends OperationsContext {
@@ -23,16 +24,9 @@ export interface WhatsAppLink extends OperationsContext {
   now(): number;
 }
 
-const TEXT = { notFound: 'what WhatsApp was asked about was', refused: 'WhatsApp does not allow this to this account' };
-
 /** Runs one Baileys call, its failures mapped to the API's errors. */
-export function wa<T>(run: () => Promise<T>, text: { notFound: string; refused: string } = TEXT): Promise<T> {
+export function wa<T>(run: () => Promise<T>, text: RefusalText = DEFAULT_REFUSAL): Promise<T> {
   return attempt(run, text);
-}
-
-/** A Baileys failure as the API reports it. */
-export function waError(error: unknown): AppError {
-  return refusal(error, TEXT);
 }
 
 /** This account's phone JID and number (after the link). */

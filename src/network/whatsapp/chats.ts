@@ -7,7 +7,7 @@
  * gateway's message store).
  */
 import type { proto } from 'baileys';
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import type { StoredMessage } from '../../sending/store.js';
 import {
   isGroupJid,
@@ -186,7 +186,7 @@ export class WhatsAppChats implements ChatOperations {
   private async existing(chatId: string): Promise<ChatRow> {
     const jid = this.link.addresses.resolve(chatId).jid;
     const chat = await this.link.state.chat(this.link.instanceId, jid);
-    if (!chat) throw new AppError('not_found', 404, `chat ${jid} not found`);
+    if (!chat) throw errors.notFound(`chat ${jid}`);
     return chat;
   }
 

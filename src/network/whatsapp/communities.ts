@@ -6,10 +6,11 @@
  * group. Events come from WhatsApp's `w:gp2` notifications through translate-in.ts.
  */
 import { getBinaryNodeChild, getBinaryNodeChildren, type BinaryNode, type GroupMetadata } from 'baileys';
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import type { CommunityInfo, CommunityOperations, GroupInfo, PageOf, PageRequest, SentMessage } from '../port.js';
 import { groupInfoOf, type WhatsAppGroups } from './groups.js';
-import { attempt, isOwn, pageOf, personOf, refusal, type OperationsContext } from './operations.js';
+import { isOwn, pageOf, personOf, type OperationsContext } from './operations.js';
+import { attempt, refusal } from './refusals.js';
 
 /** One group of a community as the `<sub_groups>` reply lists it. */
 export interface SubGroup {
@@ -51,9 +52,7 @@ export class WhatsAppCommunities implements CommunityOperations {
       refused: 'WhatsApp refused to create the community',
     });
     if (!meta)
-      throw new AppError(
-        'network_error',
-        502,
+      throw errors.networkError(
         'WhatsApp created the community but its details could not be read; list the communities to find it',
       );
     this.ctx.groupCache.set(meta.id, meta);
@@ -64,7 +63,7 @@ export class WhatsAppCommunities implements CommunityOperations {
     const meta = await this.parent(communityId);
     const subGroups = await this.subGroups(communityId);
     const announce = subGroups.find((g) => g.isAnnounce);
-    if (!announce) throw new AppError('network_error', 502, `WhatsApp did not name the announcement group of community ${communityId}`);
+    if (!announce) throw errors.networkError(`WhatsApp did not name the announcement group of community ${communityId}`);
     const info = groupInfoOf(meta, this.ctx);
     const me = meta.participants.find((p) => isOwn(this.ctx, p.id) || isOwn(this.ctx, p.phoneNumber) || isOwn(this.ctx, p.lid));
     return {
@@ -149,7 +148,7 @@ export class WhatsAppCommunities implements CommunityOperations {
   private async parent(communityId: string): Promise<GroupMetadata> {
     const meta = await this.groupOps.metadata(communityId);
     if (!meta.isCommunity)
-      throw new AppError('not_found', 404, `community ${communityId} not found (${communityId} is a group, not a community)`);
+      throw errors.notFoundText(`community ${communityId} not found (${communityId} is a group, not a community)`);
     return meta;
   }
 

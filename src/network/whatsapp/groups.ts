@@ -31,7 +31,8 @@ import {
   type ParticipantResult,
   type PictureView,
 } from '../port.js';
-import { attempt, pageOf, personOf, phoneJids, refusal, type OperationsContext } from './operations.js';
+import { pageOf, personOf, phoneJids, type OperationsContext } from './operations.js';
+import { attempt, refusal } from './refusals.js';
 
 /** Disappearing-message timers WhatsApp offers (seconds); 0 is off. */
 export const EPHEMERAL_TIMERS = [0, 86_400, 604_800, 7_776_000];

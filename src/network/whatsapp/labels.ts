@@ -5,7 +5,7 @@
  * the list is what the driver kept of `labels.edit` / `labels.association` (state-store.ts) and of
  * its own changes. A personal account has no labels: 403, as the sandbox answers.
  */
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import type { Label, LabelOperations, LabelTarget, PageOf, PageRequest } from '../port.js';
 import { wa, type WhatsAppLink } from './capabilities.js';
 import { pageOf } from './operations.js';
@@ -73,7 +73,7 @@ export class WhatsAppLabels implements LabelOperations {
     if (messageId !== undefined) {
       const message = await this.link.messages.find(instanceId, messageId);
       if (!message || message.key.remoteJid !== chatJid)
-        throw new AppError('not_found', 404, `message ${messageId} not found in chat ${chatJid}`);
+        throw errors.notFoundText(`message ${messageId} not found in chat ${chatJid}`);
     }
     const key = messageId ?? '';
     const before = (await state.labelsOn(instanceId, chatJid, [key])).get(key) ?? [];
@@ -99,7 +99,7 @@ export class WhatsAppLabels implements LabelOperations {
 
 function find(all: LabelRow[], labelId: string): LabelRow {
   const row = all.find((l) => l.label_id === labelId);
-  if (!row) throw new AppError('not_found', 404, `label ${labelId} not found`);
+  if (!row) throw errors.notFound(`label ${labelId}`);
   return row;
 }
 

@@ -11,7 +11,7 @@
  * reported like every send: SEND_MESSAGE, and their echo is not repeated as a MESSAGE.
  */
 import type { AnyMessageContent, GroupMetadata, WAMessage, WAMessageKey, WASocket } from 'baileys';
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import {
   isGroupJid,
   type CanonicalEvent,
@@ -21,7 +21,7 @@ import {
   type SentMessage,
 } from '../port.js';
 import { normalise } from './addresses.js';
-import { networkError } from './session.js';
+import { refusal } from './refusals.js';
 import { keyView, messageToJson, toSeconds, type AddressBook } from './translate-in.js';
 
 /** What the operations get from their session. */
@@ -106,13 +106,13 @@ export class WhatsAppMessageOps implements MessageOperations {
     return this.sendAndReport(socket, key, editContent(key, text));
   }
 
-  async markRead(_chatJid: string, targets: MessageTarget[]): Promise<void> {
+  async markRead(chatJid: string, targets: MessageTarget[]): Promise<void> {
     const socket = this.open();
     const keys = await Promise.all(targets.map((target) => this.keyOf(target)));
     try {
       await socket.readMessages(keys);
     } catch (error) {
-      throw networkError(error);
+      throw refusal(error, { notFound: `a message of chat ${chatJid}`, refused: `WhatsApp does not let this account mark messages of ${chatJid} read` });
     }
   }
 
@@ -121,7 +121,7 @@ export class WhatsAppMessageOps implements MessageOperations {
     try {
       await socket.sendPresenceUpdate(state, chatJid);
     } catch (error) {
-      throw networkError(error);
+      throw refusal(error, { notFound: `chat ${chatJid}`, refused: `WhatsApp does not let this account show presence in ${chatJid}` });
     }
   }
 
@@ -143,7 +143,7 @@ export class WhatsAppMessageOps implements MessageOperations {
     try {
       metadata = await socket.groupMetadata(chat);
     } catch (error) {
-      throw networkError(error);
+      throw refusal(error, { notFound: `group ${chat}`, refused });
     }
     if (!isGroupAdmin(metadata, this.ctx.ownJids())) throw errors.forbidden(refused);
   }
@@ -153,9 +153,9 @@ export class WhatsAppMessageOps implements MessageOperations {
     try {
       sent = await socket.sendMessage(key.remoteJid ?? '', content);
     } catch (error) {
-      throw networkError(error);
+      throw refusal(error, { notFound: `message ${key.id ?? ''} in chat ${key.remoteJid ?? ''}`, refused: `WhatsApp does not let this account change message ${key.id ?? ''}` });
     }
-    if (!sent?.key.id) throw new AppError('network_error', 502, 'WhatsApp did not accept the message');
+    if (!sent?.key.id) throw errors.networkError('WhatsApp did not accept the message');
     await this.ctx.sent(sent);
     const view = keyView(sent.key, this.ctx.addresses()) as unknown as SentMessage['key'];
     const message = sent.message ? messageToJson(sent.message) : {};

@@ -19,7 +19,7 @@ import {
   proto,
   type BinaryNode,
 } from 'baileys';
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import {
   NEWSLETTER_INVITE_LINK_PREFIX,
   type ImageInput,
@@ -31,7 +31,8 @@ import {
   type PageRequest,
   type SentMessage,
 } from '../port.js';
-import { attempt, refusalFor, type OperationsContext } from './operations.js';
+import type { OperationsContext } from './operations.js';
+import { attempt, refusalFor } from './refusals.js';
 import { messageToJson } from './translate-in.js';
 
 /** A newsletter as WhatsApp's GraphQL answers describe it (create, metadata). */
@@ -125,9 +126,7 @@ export class WhatsAppNewsletters implements NewsletterOperations {
 
   list(_page: PageRequest, _role?: NewsletterRole): Promise<PageOf<NewsletterInfo>> {
     return Promise.reject(
-      new AppError(
-        'not_supported',
-        501,
+      errors.notSupportedText(
         'listing followed newsletters is not supported by the whatsapp driver: Baileys 7 has no query for it; get one by id or invite link instead',
       ),
     );
@@ -138,7 +137,7 @@ export class WhatsAppNewsletters implements NewsletterOperations {
     const [type, key] = 'newsletterId' in ref ? (['jid', ref.newsletterId] as const) : (['invite', ref.inviteCode] as const);
     const what = type === 'jid' ? `newsletter ${key}` : 'newsletter invite code';
     const raw = await attempt(() => socket.newsletterMetadata(type, key), this.text(what, 'see'));
-    if (!raw) throw new AppError('not_found', 404, `${what} not found`);
+    if (!raw) throw errors.notFound(`${what}`);
     return newsletterInfoOf(raw as unknown as RawNewsletter);
   }
 
@@ -226,14 +225,12 @@ export class WhatsAppNewsletters implements NewsletterOperations {
         const code = Number(ack.attrs.error);
         throw (
           refusalFor(code, ` (WhatsApp: error ${code})`, this.text(`newsletter ${newsletterId}`, 'post in')) ??
-          new AppError('network_error', 502, `WhatsApp refused the post (error ${code})`)
+          errors.networkError(`WhatsApp refused the post (error ${code})`)
         );
       }
       const serverId = Number(ack?.attrs.server_id);
       if (!Number.isInteger(serverId) || serverId <= 0) {
-        throw new AppError(
-          'network_error',
-          502,
+        throw errors.networkError(
           `WhatsApp took post ${sent.key.id} but did not confirm it with a server id; check the newsletter's messages`,
         );
       }
@@ -271,11 +268,11 @@ export class WhatsAppNewsletters implements NewsletterOperations {
       const detail = ` (WhatsApp: ${failure.message ?? 'error'})`;
       throw (
         refusalFor(failure.extensions?.error_code, detail, text) ??
-        new AppError('network_error', 502, `WhatsApp refused the request${detail}`)
+        errors.networkError(`WhatsApp refused the request${detail}`)
       );
     }
     const data = body?.data?.[path];
-    if (!data) throw new AppError('network_error', 502, `WhatsApp answered the ${what} query without data`);
+    if (!data) throw errors.networkError(`WhatsApp answered the ${what} query without data`);
     return data as T;
   }
 

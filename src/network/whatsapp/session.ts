@@ -22,7 +22,7 @@ import makeWASocket, {
 } from 'baileys';
 import QRCode from 'qrcode';
 import type { Clock } from '../../clock.js';
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import {
   attachmentOf,
   eventMediaOf,
@@ -75,6 +75,7 @@ import { WhatsAppCalls } from './calls.js';
 import type { WhatsAppLink } from './capabilities.js';
 import { WhatsAppChats } from './chats.js';
 import { WhatsAppLabels } from './labels.js';
+import { refusal } from './refusals.js';
 import { recordState, type ChatMessageSource, type WhatsAppStateStore } from './state-store.js';
 import { WhatsAppUsers } from './users.js';
 
@@ -304,13 +305,13 @@ export class WhatsAppSession implements Session {
     if (this.status !== 'QRCODE') await this.connect();
     const socket = this.socket;
     if (!socket || this.status !== 'QRCODE') {
-      throw new AppError('network_unavailable', 503, `WhatsApp did not offer pairing (status ${this.status}); try again`);
+      throw errors.networkUnavailable(`WhatsApp did not offer pairing (status ${this.status}); try again`);
     }
     const code = newPairingCode();
     try {
       return await socket.requestPairingCode(number, code);
     } catch (error) {
-      throw networkError(error);
+      throw refusal(error, { notFound: `number ${number}`, refused: `WhatsApp refused a pairing code for ${number}` });
     }
   }
 
@@ -377,9 +378,9 @@ export class WhatsAppSession implements Session {
         sent = { key: { remoteJid: plan.jid, fromMe: true, id }, message: plan.message, messageTimestamp: Math.floor(this.deps.clock.now() / 1000) };
       }
     } catch (error) {
-      throw networkError(error);
+      throw refusal(error, { notFound: `chat ${plan.jid}`, refused: `WhatsApp does not let this account send to ${plan.jid}` });
     }
-    if (!sent?.key.id) throw new AppError('network_error', 502, 'WhatsApp did not accept the message');
+    if (!sent?.key.id) throw errors.networkError('WhatsApp did not accept the message');
     this.sentIds.set(sent.key.id, true);
     const stored = toStored(sent);
     if (stored) await this.deps.messages.put(this.host.instanceId, stored);
@@ -735,7 +736,7 @@ export class WhatsAppSession implements Session {
     try {
       this.groupCache.set(jid, await socket.groupMetadata(jid));
     } catch (error) {
-      throw networkError(error);
+      throw refusal(error, { notFound: `group ${jid}`, refused: `this account may not send to group ${jid}` });
     }
   }
 
@@ -782,11 +783,3 @@ function sentMedia(message: OutgoingMessage): EventMedia | undefined {
   return media ? eventMediaOf(media) : undefined;
 }
 
-/** A Baileys failure during an API call, as the API reports it. */
-export function networkError(error: unknown): AppError {
-  if (error instanceof AppError) return error;
-  const code = closeCode(error);
-  const message = error instanceof Error ? error.message : String(error);
-  if (code === 428 || code === 408) return new AppError('instance_not_connected', 409, `WhatsApp connection is not open (${message})`);
-  return new AppError('network_error', 502, `WhatsApp refused the request: ${message}`);
-}

@@ -25,7 +25,7 @@ import {
   type WAMediaUploadFunction,
   type WAMessage,
 } from 'baileys';
-import { AppError } from '../../errors.js';
+import { errors } from '../../errors.js';
 import { buttonsMessage, carouselMessage, listMessage, pixMessage, type CarouselCardContent, type HeaderMedia, type Json } from '../interactive.js';
 import { STATUS_FONTS, STATUS_JID, type MediaPayload, type OutgoingMessage, type QuotedMessage } from '../port.js';
 import { recipientJid } from './addresses.js';
@@ -50,7 +50,7 @@ export function mediaBytes(data: unknown): WAMediaUpload {
   if (Buffer.isBuffer(data)) return data;
   if (data instanceof Uint8Array) return Buffer.from(data);
   if (data instanceof Readable) return { stream: data };
-  throw new AppError('internal', 500, 'media must reach the WhatsApp driver as bytes, never as a URL or path');
+  throw errors.internal('media must reach the WhatsApp driver as bytes, never as a URL or path');
 }
 
 /** The quoted message as Baileys wants it: the key plus the protobuf rebuilt from its JSON. */
@@ -268,7 +268,7 @@ export async function planOutgoing(message: OutgoingMessage, context: OutboundCo
       };
     default: {
       const unknown: never = message;
-      throw new AppError('internal', 500, `the WhatsApp driver cannot send ${JSON.stringify(unknown)}`);
+      throw errors.internal(`the WhatsApp driver cannot send ${JSON.stringify(unknown)}`);
     }
   }
 }
@@ -285,10 +285,6 @@ export const NATIVE_FLOW_NODE: BinaryNode = {
 /** Interactive kinds are opt-in per instance. */
 export function assertInteractiveAllowed(context: OutboundContext, kind: string): void {
   if (!context.interactiveMessages) {
-    throw new AppError(
-      'interactive_disabled',
-      409,
-      `${kind} messages are sent as raw interactive messages that WhatsApp renders inconsistently and that add ban risk; enable the instance setting interactiveMessages to use them`,
-    );
+    throw errors.interactiveDisabled(kind);
   }
 }

@@ -6,7 +6,7 @@
  * has no query for the address book of the phone.
  */
 import type { WABusinessProfile } from 'baileys';
-import { AppError, errors } from '../../errors.js';
+import { errors } from '../../errors.js';
 import {
   jidToNumber,
   type BusinessProfile,
@@ -22,8 +22,9 @@ import {
   type UserOperations,
 } from '../port.js';
 import { normalise } from './addresses.js';
-import { ownAddress, personJid, wa, waError, type WhatsAppLink } from './capabilities.js';
-import { pageOf, waErrorCode } from './operations.js';
+import { ownAddress, personJid, wa, type WhatsAppLink } from './capabilities.js';
+import { pageOf } from './operations.js';
+import { refusal, waErrorCode } from './refusals.js';
 import { isBusinessAccount } from './state-store.js';
 
 /** Privacy settings and WhatsApp's category names (`<category name value/>`), both ways. */
@@ -123,7 +124,7 @@ export class WhatsAppUsers implements UserOperations {
     const read = <K extends keyof PrivacySettings>(key: K): PrivacySettings[K] => {
       const value = settings[CATEGORIES[key]] as PrivacySettings[K] | undefined;
       if (value === undefined || !ALLOWED[key].includes(value)) {
-        throw new AppError('network_error', 502, `WhatsApp sent no usable privacy setting ${CATEGORIES[key]} (${String(value)})`);
+        throw errors.networkError(`WhatsApp sent no usable privacy setting ${CATEGORIES[key]} (${String(value)})`);
       }
       return value;
     };
@@ -258,7 +259,7 @@ export class WhatsAppUsers implements UserOperations {
     const jid = personJid(number);
     const found = (await wa(() => this.link.socket().onWhatsApp(jid))) ?? [];
     const match = found.find((r) => r.exists);
-    if (!match) throw new AppError('not_found', 404, `number ${number} is not on the network`);
+    if (!match) throw errors.notFoundText(`number ${number} is not on the network`);
     return normalise(match.jid);
   }
 
@@ -267,7 +268,7 @@ export class WhatsAppUsers implements UserOperations {
       return (await this.link.socket().profilePictureUrl(jid, 'image')) ?? null;
     } catch (error) {
       if (isNoPicture(error)) return null;
-      throw waError(error);
+      throw refusal(error);
     }
   }
 }
