@@ -16,6 +16,7 @@ import {
 } from '../../test/support/gateway.js';
 import { expectError, expectStatus, instanceCalls } from '../../test/support/social.js';
 import { FakeWaServer, type FakeConnection } from '../network/whatsapp/fixtures/fake-wa-server.js';
+import { MessageStore } from '../sending/store.js';
 
 const PHONE = '5511912340000';
 const CONTACT = '5511988887777';
@@ -96,5 +97,33 @@ describe('/message on a WhatsApp instance (local WhatsApp stand-in)', () => {
       voters: 0,
     });
     expectError(await get(instance, '/message/poll-results?messageId=3EB0NOSUCHPOLL'), 404, /poll .* not found/);
+  });
+
+  it("WhatsApp's refusals answer the same 4xx as on the group routes: 403 forbidden, 404 not found (not 502)", async () => {
+    // Someone else's message in a group: deleting it for everyone first asks WhatsApp for the group's admins.
+    const store = new MessageStore(gw.storage.db);
+    const refusals = [
+      { code: 403, text: 'forbidden', status: 403, errorCode: 'forbidden' },
+      { code: 404, text: 'item-not-found', status: 404, errorCode: 'not_found' },
+      { code: 401, text: 'not-authorized', status: 403, errorCode: 'forbidden' },
+    ];
+    for (const [i, refusal] of refusals.entries()) {
+      const groupId = `12036300000009${i}@g.us`;
+      const messageId = `3EB0THEIRS10${i}`;
+      await store.save({
+        instanceId: instance.id,
+        key: { remoteJid: groupId, fromMe: false, id: messageId },
+        participant: CONTACT_JID,
+        messageType: 'conversation',
+        message: { conversation: 'hi all' },
+        messageTimestamp: Math.floor(Date.now() / 1000),
+        createdAt: Date.now(),
+      });
+      const hook = server.onIq({ xmlns: 'w:g2', to: groupId }, { error: { code: refusal.code, text: refusal.text } });
+      const res = await post(instance, '/message/delete', { chatId: groupId, messageId });
+      expect(res.status).toBe(refusal.status);
+      expect(res.body).toMatchObject({ code: refusal.errorCode, error: expect.stringContaining('WhatsApp') });
+      expect(hook.calls).toHaveLength(1);
+    }
   });
 });
