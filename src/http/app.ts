@@ -14,6 +14,7 @@ import type { InstanceService } from '../instances/service.js';
 import { registerAuth, type CredentialResolvers } from './auth.js';
 import { openApiDocument } from './openapi.js';
 import { registerErrorHandling } from './errors.js';
+import { ErrorReply } from './schemas.js';
 import type { SlidingWindowStore } from './rate-limit.js';
 import type { RoutePlugin } from './types.js';
 import { API_PREFIX, registerVersioning } from './versioning.js';
@@ -71,10 +72,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     void reply.header('X-Request-ID', request.id);
   });
 
+  // The one error body, referenced by every route's error replies as `Error#`.
+  app.addSchema(ErrorReply);
   registerErrorHandling(app);
   registerVersioning(app, clock);
   await app.register(cors, { origin: config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',').map((o) => o.trim()) });
-  await app.register(swagger, { openapi: openApiDocument() });
+  await app.register(swagger, {
+    openapi: openApiDocument(),
+    // Shared schemas keep their $id as their name under components.schemas (e.g. `Error`).
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+  });
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
   registerAuth(app, {
     adminKey: options.adminKey,

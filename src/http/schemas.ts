@@ -1,13 +1,25 @@
 /** Schemas shared by every feature: error replies, paging, phone numbers. */
 import { Type, type TSchema } from 'typebox';
+import { ERROR_CODE_LIST, ERROR_CODES, type ErrorCode } from '../errors.js';
 
+/**
+ * The one error body, `{ error, code }` plus extras; registered once (app.addSchema) and referenced
+ * by every route as `Error#`, so the OpenAPI document has it once under components.schemas.Error.
+ */
 export const ErrorReply = Type.Object(
   {
     error: Type.String({ description: 'What went wrong, in plain words.' }),
-    details: Type.Optional(Type.Array(Type.String(), { description: 'Every validation problem found.' })),
-    retryAfter: Type.Optional(Type.Number({ description: 'Seconds to wait (429 only).' })),
+    code: Type.Unsafe<ErrorCode>({
+      type: 'string',
+      enum: ERROR_CODE_LIST,
+      description: 'Stable machine-readable code; every code, its status and meaning: docs/errors.md.',
+    }),
+    details: Type.Optional(
+      Type.Array(Type.String(), { description: 'validation_failed: every problem found (at most 20); `error` is the first.' }),
+    ),
+    retryAfter: Type.Optional(Type.Number({ description: 'Seconds to wait (rate_limited only).' })),
   },
-  { additionalProperties: true, description: 'Every error has this shape.' },
+  { $id: 'Error', additionalProperties: true, description: 'Every error has this shape.' },
 );
 
 const ERROR_TEXT: Record<number, string> = {
@@ -19,17 +31,33 @@ const ERROR_TEXT: Record<number, string> = {
   410: 'Unprefixed route called after its sunset (2027-01-01).',
   413: 'Body larger than BODY_LIMIT_BYTES.',
   415: 'Content-Type is not application/json.',
-  429: 'Rate limit exceeded: `{"error":"rate limit exceeded","retryAfter":<seconds>}` and a `Retry-After` header.',
+  429: 'Rate limit exceeded: `{"error":"rate limit exceeded","code":"rate_limited","retryAfter":<seconds>}` and a `Retry-After` header.',
   501: 'The instance network driver does not support this operation yet.',
   502: 'The network refused or failed the operation.',
+  503: 'The network driver is not available, or this process is on standby.',
 };
 
-/** The documented error replies of a route; 400, 401 and 429 apply to nearly all of them. */
-export function errorResponses(...codes: number[]): Record<number, TSchema> {
-  const all = new Set([400, 429, ...codes]);
+/** The declared codes an error status can carry, for its description. */
+function codesOf(status: number): string {
+  const codes = ERROR_CODE_LIST.filter((code) => ERROR_CODES[code].status === status);
+  return codes.length ? ` Codes: ${codes.map((code) => `\`${code}\``).join(', ')}.` : '';
+}
+
+/**
+ * The documented error replies of a route: 400 and 429 always, plus `statuses`; `texts` overrides
+ * the description of a status where a route group says more (e.g. the /send routes' media errors).
+ */
+export function errorResponsesOf(statuses: number[], texts: Record<number, string> = {}): Record<number, TSchema> {
   const out: Record<number, TSchema> = {};
-  for (const code of [...all].sort()) out[code] = { ...ErrorReply, description: ERROR_TEXT[code] ?? 'Error.' };
+  for (const status of [...new Set([400, 429, ...statuses])].sort()) {
+    out[status] = Type.Unsafe({ $ref: 'Error#', description: `${texts[status] ?? ERROR_TEXT[status] ?? 'Error.'}${codesOf(status)}` });
+  }
   return out;
+}
+
+/** The documented error replies of a route; 400, 401 and 429 apply to nearly all of them. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  return errorResponsesOf(statuses);
 }
 
 export const PhoneNumber = Type.String({

@@ -4,7 +4,7 @@
  * and `delayMs`. Limits are WhatsApp's own (the Cloud API documents the same numbers).
  */
 import { Type, type TSchema } from 'typebox';
-import { ErrorReply, PhoneNumber } from '../http/schemas.js';
+import { errorResponsesOf, PhoneNumber } from '../http/schemas.js';
 import { BUTTON_TYPES, PIX_KEY_TYPES, STATUS_FONTS, type StatusFont } from '../network/port.js';
 import { PIX_KEY_MAX, PIX_MERCHANT_NAME_MAX } from './pix.js';
 import { PHONE_LABELS } from './vcard.js';
@@ -601,8 +601,9 @@ export const PollVoteBody = Type.Object(
 
 // ---- documented errors of media routes ----
 
-const MEDIA_ERRORS: Record<number, string> = {
+const SEND_ERROR_TEXT: Record<number, string> = {
   400: 'Invalid input: a missing or unknown field, a wrong type or a value out of range, `media` with neither or both of `url` and `base64`, invalid base64, a non-https URL, rules the schema cannot state (duplicate button ids, more rows than allowed, ...).',
+  403: 'The admin key on an instance route, or the network refuses this account the send.',
   404: "The `quoted` (or forwarded) message id is not in this instance's message store.",
   409: 'The instance is not connected.',
   413: "Media larger than its kind's limit (MEDIA_MAX_<KIND>_BYTES), or a body larger than MEDIA_BODY_LIMIT_BYTES.",
@@ -610,17 +611,7 @@ const MEDIA_ERRORS: Record<number, string> = {
   422: 'The media URL could not be used: private/loopback address or a redirect to one (MEDIA_ALLOW_PRIVATE_URLS), HTTP error, timeout (MEDIA_FETCH_TIMEOUT_MS), too many redirects.',
 };
 
-export function sendErrors(...codes: number[]): Record<number, TSchema> {
-  const out: Record<number, TSchema> = {};
-  for (const code of [400, 401, 403, 404, 409, 429, 503, ...codes].sort()) {
-    out[code] = { ...ErrorReply, description: MEDIA_ERRORS[code] ?? STANDARD_ERRORS[code] ?? 'Error.' };
-  }
-  return out;
+/** The error replies of a /send route: the common ones plus `statuses` (e.g. the media routes' 413, 415, 422). */
+export function sendErrors(...statuses: number[]): Record<number, TSchema> {
+  return errorResponsesOf([401, 403, 404, 409, 502, 503, ...statuses], SEND_ERROR_TEXT);
 }
-
-const STANDARD_ERRORS: Record<number, string> = {
-  401: 'Missing or invalid `apikey`, or a rotated token past its grace period.',
-  403: 'The admin key on an instance route.',
-  429: 'Rate limit exceeded (`retryAfter` in seconds).',
-  503: 'The instance network driver is not available.',
-};
