@@ -21,6 +21,11 @@ export class ManualClock implements Clock {
   }
 }
 
+/** A number in [0, 1); tests pass their own. */
+export type Random = () => number;
+
+export const systemRandom: Random = () => Math.random();
+
 export const newId = (): string => randomUUID();
 
 export function randomToken(bytes = 32): string {

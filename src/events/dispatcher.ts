@@ -11,7 +11,8 @@ import type { InstanceService } from '../instances/service.js';
 import type { DeadLetterStore } from './dead-letters.js';
 import type { OutboxEntry } from './envelope.js';
 import type { OutboxStore, PendingDelivery } from './outbox.js';
-import { backoffDelay, DeliveryError, type DurableSink } from './sink.js';
+import { backoffDelay } from '../retry.js';
+import { DeliveryError, type DurableSink } from './sink.js';
 
 const PAGE = 100;
 
@@ -152,7 +153,7 @@ export class OutboxDispatcher {
         }
         // Settle what was delivered before waiting, so a crash during a long backoff repeats nothing.
         await this.flushAcks(sink, lane);
-        wait = backoffDelay(sink.retry, attempts);
+        wait = backoffDelay({ baseMs: sink.retry.baseDelayMs, maxMs: sink.retry.maxDelayMs }, attempts - 1);
         await this.options.outbox.recordFailure(entry.seq, sink.name, attempts, now + wait, message, status);
         this.options.log.warn({ sink: sink.name, instanceId: entry.instanceId, eventId: entry.eventId, attempts, status, error: message }, 'delivery failed; will retry');
       }

@@ -40,8 +40,3 @@ export interface LiveSink {
   close?(): Promise<void>;
 }
 
-/** Exponential backoff with full jitter, capped. attempt starts at 1. */
-export function backoffDelay(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempt - 1));
-  return Math.round(ceiling / 2 + random() * (ceiling / 2));
-}

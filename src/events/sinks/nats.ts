@@ -16,6 +16,7 @@ import { headers, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/tran
 import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, StorageType, type JetStreamClient } from '@nats-io/jetstream';
 import type { Instance } from '../../instances/service.js';
+import { backoffDelay } from '../../retry.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
 import { describeError, LinkState, pause, withDeadline, type BrokerSinkOptions, type ChannelHealth } from './broker.js';
@@ -164,7 +165,7 @@ export class NatsSink implements DurableSink {
       } catch (error) {
         attempt += 1;
         this.state.down(describeError(error));
-        await pause(Math.min(500 * 2 ** Math.min(attempt, 5), 15_000), this.stopping.signal);
+        await pause(backoffDelay({ baseMs: 500, maxMs: 15_000 }, attempt), this.stopping.signal);
         continue;
       }
       if (this.stopping.signal.aborted) {

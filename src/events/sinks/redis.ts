@@ -10,6 +10,7 @@
  * The same Redis also carries live events between gateway processes (relayTransport()).
  */
 import { Redis } from 'ioredis';
+import { backoffDelay } from '../../retry.js';
 import type { Instance } from '../../instances/service.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
@@ -36,7 +37,7 @@ export function redisNames(prefix: string) {
 
 /** Reconnect delay of both connections: doubling from 100 ms, at most 5 s. */
 function reconnectDelay(times: number): number {
-  return Math.min(100 * 2 ** Math.min(times, 6), 5_000);
+  return backoffDelay({ baseMs: 100, maxMs: 5_000 }, times);
 }
 
 export class RedisSink implements DurableSink {

@@ -1,7 +1,8 @@
 /** The call log of a sandbox account and rejecting calls that ring. */
 import { errors } from '../../errors.js';
 import type { CallOperations, CallRecord, PageOf, PageRequest } from '../port.js';
-import { paginate, type SandboxWorld } from './world.js';
+import { type SandboxWorld } from './world.js';
+import { pageOf } from '../paging.js';
 
 export class SandboxCalls implements CallOperations {
   constructor(
@@ -35,7 +36,7 @@ export class SandboxCalls implements CallOperations {
 
   async history(page: PageRequest): Promise<PageOf<CallRecord>> {
     const newestFirst = [...this.world.callsOf(this.me())].reverse();
-    const { items, total } = paginate(newestFirst, page);
+    const { items, total } = pageOf(newestFirst, page);
     return { items: items.map((c) => ({ ...c })), total };
   }
 }

@@ -12,7 +12,8 @@ import {
   type PageOf,
   type PageRequest,
 } from '../port.js';
-import { paginate, type ChatState, type SandboxWorld } from './world.js';
+import { type ChatState, type SandboxWorld } from './world.js';
+import { pageOf } from '../paging.js';
 
 /** The phone allows this many pinned chats. */
 export const MAX_PINNED_CHATS = 3;
@@ -60,7 +61,7 @@ export class SandboxChats implements ChatOperations {
       if (a.pinnedAt !== null && b.pinnedAt !== null && a.pinnedAt !== b.pinnedAt) return b.pinnedAt - a.pinnedAt;
       return (b.conversationTimestamp ?? 0) - (a.conversationTimestamp ?? 0);
     });
-    const { items, total } = paginate(chats, page);
+    const { items, total } = pageOf(chats, page);
     return { items: items.map((chat) => this.view(chat, now)), total };
   }
 
@@ -176,7 +177,7 @@ export class SandboxChats implements ChatOperations {
     await this.world.hydrate(this.me());
     const chat = this.existing(chatId);
     const newestFirst = [...chat.messages].reverse();
-    const { items, total } = paginate(newestFirst, page);
+    const { items, total } = pageOf(newestFirst, page);
     return { items: items.map((m) => this.messageView(chat, m)), total };
   }
 

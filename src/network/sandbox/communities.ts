@@ -15,7 +15,8 @@ import {
 } from '../port.js';
 import { groupEvent, groupInfo, isAdmin, isParticipant, newGroup, participantNumbers, syncCommunityMembers } from './groups.js';
 import { newMessageId } from './network.js';
-import { paginate, type CommunityState, type SandboxWorld } from './world.js';
+import { type CommunityState, type SandboxWorld } from './world.js';
+import { pageOf } from '../paging.js';
 
 export class SandboxCommunities implements CommunityOperations {
   constructor(
@@ -58,7 +59,7 @@ export class SandboxCommunities implements CommunityOperations {
   async list(page: PageRequest): Promise<PageOf<CommunityInfo>> {
     const member = this.me();
     const mine = [...this.world.communities.values()].filter((c) => this.isMember(c, member)).sort((a, b) => b.creation - a.creation);
-    const { items, total } = paginate(mine, page);
+    const { items, total } = pageOf(mine, page);
     return { items: items.map((c) => this.view(c, member)), total };
   }
 
@@ -117,7 +118,7 @@ export class SandboxCommunities implements CommunityOperations {
       const group = this.world.groups.get(id);
       return group ? [groupInfo(group)] : [];
     });
-    return paginate(all, page);
+    return pageOf(all, page);
   }
 
   async announce(communityId: string, text: string): Promise<SentMessage> {

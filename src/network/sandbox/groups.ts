@@ -20,14 +20,8 @@ import {
   type ParticipantResult,
   type PictureView,
 } from '../port.js';
-import {
-  newInviteCode,
-  paginate,
-  pictureUrl,
-  storePicture,
-  type GroupState,
-  type SandboxWorld,
-} from './world.js';
+import { pageOf } from '../paging.js';
+import { newInviteCode, pictureUrl, storePicture, type GroupState, type SandboxWorld } from './world.js';
 
 /** The network's limit on participants per group. */
 export const MAX_GROUP_SIZE = 1024;
@@ -158,7 +152,7 @@ export class SandboxGroups implements GroupOperations {
   async list(page: PageRequest): Promise<PageOf<GroupInfo>> {
     const owner = this.me();
     const mine = [...this.world.groups.values()].filter((g) => isParticipant(g, owner)).sort((a, b) => b.creation - a.creation);
-    const { items, total } = paginate(mine, page);
+    const { items, total } = pageOf(mine, page);
     return { items: items.map(groupInfo), total };
   }
 
@@ -300,7 +294,7 @@ export class SandboxGroups implements GroupOperations {
     const actor = this.me();
     const group = this.memberOf(groupId);
     this.requireAdmin(group, actor, 'see join requests');
-    const { items, total } = paginate(group.requests, page);
+    const { items, total } = pageOf(group.requests, page);
     return { items: items.map((r) => ({ jid: toJid(r.number), number: r.number, requestedAt: r.requestedAt })), total };
   }
 

@@ -6,7 +6,8 @@
 import { errors } from '../../errors.js';
 import type { Label, LabelOperations, LabelTarget, PageOf, PageRequest } from '../port.js';
 import { SandboxChats } from './chats.js';
-import { paginate, type AccountState, type SandboxWorld } from './world.js';
+import { type AccountState, type SandboxWorld } from './world.js';
+import { pageOf } from '../paging.js';
 
 /** WhatsApp Business keeps at most this many labels per account. */
 export const MAX_LABELS = 20;
@@ -24,7 +25,7 @@ export class SandboxLabels implements LabelOperations {
   async list(page: PageRequest): Promise<PageOf<Label>> {
     const account = this.businessAccount();
     const sorted = [...account.labels].sort((a, b) => Number(a.labelId) - Number(b.labelId));
-    const { items, total } = paginate(sorted, page);
+    const { items, total } = pageOf(sorted, page);
     return { items: items.map((l) => ({ ...l })), total };
   }
 

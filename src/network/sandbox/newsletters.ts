@@ -16,7 +16,8 @@ import {
   type SentMessage,
 } from '../port.js';
 import { newMessageId } from './network.js';
-import { LIMITS, newInviteCode, paginate, pictureUrl, storePicture, type NewsletterState, type SandboxWorld } from './world.js';
+import { LIMITS, newInviteCode, pictureUrl, storePicture, type NewsletterState, type SandboxWorld } from './world.js';
+import { pageOf } from '../paging.js';
 
 function newsletterEvent(newsletterId: string, action: string, extra: Record<string, unknown> = {}): CanonicalEvent {
   return { type: 'NEWSLETTER', data: { id: newsletterId, action, ...extra } };
@@ -57,7 +58,7 @@ export class SandboxNewsletters implements NewsletterOperations {
         return own !== 'guest' && (role === undefined || own === role);
       })
       .sort((a, b) => b.creation - a.creation);
-    const { items, total } = paginate(mine, page);
+    const { items, total } = pageOf(mine, page);
     return { items: items.map((n) => this.view(n, viewer)), total };
   }
 
@@ -132,7 +133,7 @@ export class SandboxNewsletters implements NewsletterOperations {
     const viewer = this.me();
     const newsletter = this.byId(newsletterId);
     const newestFirst = [...newsletter.posts].reverse();
-    const { items, total } = paginate(newestFirst, page);
+    const { items, total } = pageOf(newestFirst, page);
     return {
       items: items.map((post) => ({
         key: { remoteJid: newsletterId, fromMe: newsletter.owner === viewer, id: post.id },

@@ -16,7 +16,8 @@ import {
   type UserInfo,
   type UserOperations,
 } from '../port.js';
-import { paginate, pictureUrl, storePicture, type AccountState, type SandboxWorld } from './world.js';
+import { pictureUrl, storePicture, type AccountState, type SandboxWorld } from './world.js';
+import { pageOf } from '../paging.js';
 
 export class SandboxUsers implements UserOperations {
   constructor(
@@ -59,7 +60,7 @@ export class SandboxUsers implements UserOperations {
       .contactsOf(owner)
       .map((number) => ({ jid: toJid(number), number, name: this.world.displayName(number), isBusiness: Boolean(this.world.findAccount(number)?.business) }))
       .sort((a, b) => a.name.localeCompare(b.name) || a.number.localeCompare(b.number));
-    return paginate(contacts, page);
+    return pageOf(contacts, page);
   }
 
   async privacy(): Promise<PrivacySettings> {
@@ -92,7 +93,7 @@ export class SandboxUsers implements UserOperations {
 
   async blocklist(page: PageRequest): Promise<PageOf<{ jid: string; number: string }>> {
     const account = this.world.account(this.me());
-    return paginate(account.blocked.map((number) => ({ jid: toJid(number), number })), page);
+    return pageOf(account.blocked.map((number) => ({ jid: toJid(number), number })), page);
   }
 
   async profile(): Promise<OwnProfile> {

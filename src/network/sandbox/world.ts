@@ -159,9 +159,6 @@ export function storePicture(image: ImageInput): StoredPicture {
   return { pictureId: randomDigits(16), mimetype: image.mimetype, base64: image.data.toString('base64') };
 }
 
-export function paginate<T>(all: T[], page: { offset: number; limit: number }): { items: T[]; total: number } {
-  return { items: all.slice(page.offset, page.offset + page.limit), total: all.length };
-}
 
 /** The number of a person JID or of a digits-only input; 400 otherwise. */
 export function personNumber(jidOrNumber: string): string {

@@ -9,7 +9,8 @@ import { getBinaryNodeChild, getBinaryNodeChildren, type BinaryNode, type GroupM
 import { errors } from '../../errors.js';
 import type { CommunityInfo, CommunityOperations, GroupInfo, PageOf, PageRequest, SentMessage } from '../port.js';
 import { groupInfoOf, type WhatsAppGroups } from './groups.js';
-import { isOwn, pageOf, personOf, type OperationsContext } from './operations.js';
+import { isOwn, personOf, type OperationsContext } from './operations.js';
+import { pageOf } from '../paging.js';
 import { attempt, refusal } from './refusals.js';
 
 /** One group of a community as the `<sub_groups>` reply lists it. */

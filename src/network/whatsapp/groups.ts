@@ -31,7 +31,8 @@ import {
   type ParticipantResult,
   type PictureView,
 } from '../port.js';
-import { pageOf, personOf, phoneJids, type OperationsContext } from './operations.js';
+import { personOf, phoneJids, type OperationsContext } from './operations.js';
+import { pageOf } from '../paging.js';
 import { attempt, refusal } from './refusals.js';
 
 /** Disappearing-message timers WhatsApp offers (seconds); 0 is off. */

@@ -8,7 +8,7 @@
 import { errors } from '../../errors.js';
 import type { Label, LabelOperations, LabelTarget, PageOf, PageRequest } from '../port.js';
 import { wa, type WhatsAppLink } from './capabilities.js';
-import { pageOf } from './operations.js';
+import { pageOf } from '../paging.js';
 import { isBusinessAccount, type LabelRow } from './state-store.js';
 
 /** WhatsApp Business keeps at most this many labels per account (as the sandbox). */

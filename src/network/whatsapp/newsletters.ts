@@ -32,6 +32,7 @@ import {
   type SentMessage,
 } from '../port.js';
 import type { OperationsContext } from './operations.js';
+import { pageOf } from '../paging.js';
 import { attempt, refusalFor } from './refusals.js';
 import { messageToJson } from './translate-in.js';
 
@@ -196,7 +197,7 @@ export class WhatsAppNewsletters implements NewsletterOperations {
       this.text(`newsletter ${newsletterId}`, 'read'),
     )) as BinaryNode;
     const posts = postsOf(newsletterId, reply, info.role === 'owner');
-    return { items: posts.slice(page.offset, page.offset + page.limit), total: posts.length };
+    return pageOf(posts, page);
   }
 
   /** Posts as the owner (or an admin); the server's ack names the post's server id. */

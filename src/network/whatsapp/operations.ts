@@ -3,7 +3,7 @@
  * session context they run in. WhatsApp's refusals are translated in refusals.ts.
  */
 import type { WASocket } from 'baileys';
-import { jidToNumber, type OutgoingMessage, type PageOf, type PageRequest, type SentMessage } from '../port.js';
+import { jidToNumber, type OutgoingMessage, type SentMessage } from '../port.js';
 import { normalise, type LidDirectory } from './addresses.js';
 import type { TtlCache } from './caches.js';
 
@@ -30,10 +30,6 @@ export function isOwn(ctx: OperationsContext, jid: string | null | undefined): b
   return Boolean(jid) && ctx.ownJids().includes(normalise(jid!));
 }
 
-/** One page of a list the network returns whole. */
-export function pageOf<T>(all: T[], page: PageRequest): PageOf<T> {
-  return { items: all.slice(page.offset, page.offset + page.limit), total: all.length };
-}
 
 /** Numbers as the network's phone JIDs. */
 export function phoneJids(numbers: string[]): string[] {

@@ -1,7 +1,8 @@
 /** The close-code policy in isolation: every code Baileys reports, and the backoff arithmetic. */
 import { DisconnectReason } from 'baileys';
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, CLOSE_CODES, decideOnClose, type CloseContext } from './policy.js';
+import { backoffDelay } from '../../retry.js';
+import { CLOSE_CODES, decideOnClose, type CloseContext } from './policy.js';
 
 const backoff = { baseMs: 1000, maxMs: 60_000 };
 const half = () => 0.5;
@@ -50,19 +51,19 @@ describe('decideOnClose', () => {
 
 describe('backoffDelay', () => {
   it('doubles per attempt and stops at the cap', () => {
-    const steps = Array.from({ length: 10 }, (_, attempt) => backoffDelay(attempt, { baseMs: 1000, maxMs: 30_000 }, () => 0.999_999));
+    const steps = Array.from({ length: 10 }, (_, attempt) => backoffDelay({ baseMs: 1000, maxMs: 30_000 }, attempt, () => 0.999_999));
     expect(steps).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000, 30_000, 30_000]);
   });
 
   it('jitter keeps each delay between half and all of its step', () => {
     for (let attempt = 0; attempt < 8; attempt++) {
       const step = Math.min(60_000, 1000 * 2 ** attempt);
-      expect(backoffDelay(attempt, backoff, () => 0)).toBe(step / 2);
-      expect(backoffDelay(attempt, backoff, () => 0.999_999)).toBe(step);
+      expect(backoffDelay(backoff, attempt, () => 0)).toBe(step / 2);
+      expect(backoffDelay(backoff, attempt, () => 0.999_999)).toBe(step);
     }
   });
 
   it('survives absurd attempt counts', () => {
-    expect(backoffDelay(10_000, backoff, half)).toBe(45_000);
+    expect(backoffDelay(backoff, 10_000, half)).toBe(45_000);
   });
 });

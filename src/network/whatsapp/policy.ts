@@ -12,6 +12,7 @@
  *   403 forbidden (account banned or blocked)           -> stop, report; creds are kept
  *   411 multi-device mismatch                           -> stop, report
  */
+import { backoffDelay, type Backoff } from '../../retry.js';
 import type { InstanceStatus } from '../port.js';
 
 export const CLOSE_CODES = {
@@ -44,19 +45,7 @@ export type CloseDecision =
   | { action: 'stop'; status: InstanceStatus; reason: string }
   | { action: 'logout'; status: 'LOGGED_OUT'; reason: string };
 
-export interface BackoffSettings {
-  baseMs: number;
-  maxMs: number;
-}
-
-/**
- * Capped exponential backoff with "equal jitter": half the step is fixed, half random, so retries of
- * many instances spread out but never come back too soon. `random` is in [0, 1).
- */
-export function backoffDelay(attempt: number, settings: BackoffSettings, random: () => number): number {
-  const step = Math.min(settings.maxMs, settings.baseMs * 2 ** Math.min(attempt, 30));
-  return Math.round(step / 2 + (step / 2) * random());
-}
+export type BackoffSettings = Backoff;
 
 const RETRY_REASONS: Record<number, string> = {
   [CLOSE_CODES.timedOut]: 'connection_lost',
@@ -69,7 +58,7 @@ export function decideOnClose(context: CloseContext, backoff: BackoffSettings, r
   const { code } = context;
   const retry = (reason: string): CloseDecision => ({
     action: 'reconnect',
-    delayMs: backoffDelay(context.attempt, backoff, random),
+    delayMs: backoffDelay(backoff, context.attempt, random),
     status: 'DISCONNECTED',
     reason,
   });

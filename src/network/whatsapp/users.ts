@@ -23,7 +23,7 @@ import {
 } from '../port.js';
 import { normalise } from './addresses.js';
 import { ownAddress, personJid, wa, type WhatsAppLink } from './capabilities.js';
-import { pageOf } from './operations.js';
+import { pageOf } from '../paging.js';
 import { refusal, waErrorCode } from './refusals.js';
 import { isBusinessAccount } from './state-store.js';
 
