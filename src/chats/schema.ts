@@ -1,12 +1,6 @@
 /** Schemas of the /chat routes, and the chat and message shapes other groups reuse. */
 import { Type } from 'typebox';
-import { PagedQuery, PhoneNumber } from '../http/schemas.js';
-
-export const ChatId = Type.String({
-  pattern: '^([0-9]{7,15}|[0-9]{7,15}(:[0-9]+)?@s\\.whatsapp\\.net|[0-9]+(-[0-9]+)?@g\\.us|[0-9]+@newsletter)$',
-  description: 'A chat: digits-only number for a person (normalised to `<number>@s.whatsapp.net`), or a JID (`<number>@s.whatsapp.net`, `<id>@g.us` group, `<id>@newsletter`).',
-  examples: ['5511999990000', '120363012345678901@g.us'],
-});
+import { ChatId, PagedQuery, PhoneNumber } from '../http/schemas.js';
 
 export const ChatKindSchema = Type.Enum(['person', 'group', 'newsletter'] as const, { description: 'What the chat is with.' });
 

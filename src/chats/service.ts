@@ -1,16 +1,11 @@
 /** Chats of an instance: the /chat routes' logic over the session's chat capability. */
 import type { Clock } from '../clock.js';
-import { errors } from '../errors.js';
 import type { Instance } from '../instances/service.js';
 import { capabilityOf } from '../sessions/capability.js';
-import { toChatJid, type ChatFilter, type ChatOperations, type PageRequest } from '../network/port.js';
+import { chatJidOf } from '../network/addressing.js';
+import type { ChatFilter, ChatOperations, PageRequest } from '../network/port.js';
 import type { SessionRegistry } from '../sessions/registry.js';
 
-export function chatJid(chatId: string): string {
-  const jid = toChatJid(chatId);
-  if (!jid) throw errors.badRequest(`${chatId} is not a chat id`);
-  return jid;
-}
 
 export class ChatService {
   constructor(
@@ -28,52 +23,52 @@ export class ChatService {
   }
 
   async get(instance: Instance, chatId: string) {
-    return (await this.chats(instance)).get(chatJid(chatId));
+    return (await this.chats(instance)).get(chatJidOf(chatId));
   }
 
   async setPinned(instance: Instance, chatId: string, pinned: boolean) {
-    return (await this.chats(instance)).setPinned(chatJid(chatId), pinned);
+    return (await this.chats(instance)).setPinned(chatJidOf(chatId), pinned);
   }
 
   async setArchived(instance: Instance, chatId: string, archived: boolean) {
-    return (await this.chats(instance)).setArchived(chatJid(chatId), archived);
+    return (await this.chats(instance)).setArchived(chatJidOf(chatId), archived);
   }
 
   /** `duration` in seconds; none mutes for ever. */
   async mute(instance: Instance, chatId: string, duration: number | undefined) {
     const until = duration === undefined ? null : Math.floor(this.clock.now() / 1000) + duration;
-    return (await this.chats(instance)).mute(chatJid(chatId), until);
+    return (await this.chats(instance)).mute(chatJidOf(chatId), until);
   }
 
   async unmute(instance: Instance, chatId: string) {
-    return (await this.chats(instance)).unmute(chatJid(chatId));
+    return (await this.chats(instance)).unmute(chatJidOf(chatId));
   }
 
   async markUnread(instance: Instance, chatId: string) {
-    return (await this.chats(instance)).markUnread(chatJid(chatId));
+    return (await this.chats(instance)).markUnread(chatJidOf(chatId));
   }
 
   async markRead(instance: Instance, chatId: string) {
-    return (await this.chats(instance)).markRead(chatJid(chatId));
+    return (await this.chats(instance)).markRead(chatJidOf(chatId));
   }
 
   async delete(instance: Instance, chatId: string) {
-    const jid = chatJid(chatId);
+    const jid = chatJidOf(chatId);
     await (await this.chats(instance)).delete(jid);
     return { chatId: jid, deleted: true as const };
   }
 
   async clear(instance: Instance, chatId: string) {
-    return (await this.chats(instance)).clear(chatJid(chatId));
+    return (await this.chats(instance)).clear(chatJidOf(chatId));
   }
 
   async history(instance: Instance, chatId: string, page: PageRequest) {
-    const { items, total } = await (await this.chats(instance)).history(chatJid(chatId), page);
+    const { items, total } = await (await this.chats(instance)).history(chatJidOf(chatId), page);
     return { items, total, ...page };
   }
 
   async requestHistory(instance: Instance, chatId: string, count: number) {
-    const jid = chatJid(chatId);
+    const jid = chatJidOf(chatId);
     const { requested } = await (await this.chats(instance)).requestHistory(jid, count);
     return { chatId: jid, requested };
   }

@@ -60,10 +60,30 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   return errorResponsesOf(statuses);
 }
 
+/** The one phone-number rule: E.164 without "+", 7 to 15 digits (network/addressing.ts normalises). */
+export const PHONE_NUMBER_PATTERN = '^[0-9]{7,15}$';
+
 export const PhoneNumber = Type.String({
-  pattern: '^[0-9]{7,15}$',
+  pattern: PHONE_NUMBER_PATTERN,
   description: 'Digits only, with country code, 7 to 15 digits (E.164 without "+"). Normalised to `<number>@s.whatsapp.net`.',
   examples: ['5511999990000'],
+});
+
+/** A chat: a phone number, or a JID (network/addressing.ts chatJidOf normalises it). */
+export const ChatId = Type.String({
+  pattern: '^([0-9]{7,15}|[0-9]{7,15}(:[0-9]+)?@s\\.whatsapp\\.net|[0-9]{1,25}@lid|[0-9]+(-[0-9]+)?@g\\.us|[0-9]+@newsletter)$',
+  description:
+    'A chat: digits-only number for a person (normalised to `<number>@s.whatsapp.net`), or a JID (`<number>@s.whatsapp.net`, `<id>@lid`, `<id>@g.us` group, `<id>@newsletter`), e.g. the `key.remoteJid` of a message.',
+  examples: ['5511999990000', '120363012345678901@g.us'],
+});
+
+/** A message `key.id`. */
+export const MessageId = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: '^[A-Za-z0-9_.:-]+$',
+  description: 'The message `key.id`, from a MESSAGE or SEND_MESSAGE event, a send reply or GET /message/find.',
+  examples: ['3EB0C431C26A1916D5A8'],
 });
 
 export const PagingQuery = Type.Object(

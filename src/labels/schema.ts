@@ -1,6 +1,6 @@
 /** Schemas of the /label routes. */
 import { Type } from 'typebox';
-import { ChatId } from '../chats/schema.js';
+import { ChatId } from '../http/schemas.js';
 
 export const LabelId = Type.String({ minLength: 1, maxLength: 64, description: 'A label id (from /label/list or /label/create).' });
 

@@ -1,5 +1,5 @@
 /** Labels of a business instance: the /label routes' logic over the session's label capability. */
-import { chatJid } from '../chats/service.js';
+import { chatJidOf } from '../network/addressing.js';
 import type { Instance } from '../instances/service.js';
 import { capabilityOf } from '../sessions/capability.js';
 import type { LabelOperations, PageRequest } from '../network/port.js';
@@ -41,7 +41,7 @@ export class LabelService {
 
   async apply(instance: Instance, input: LabelTargetInput, on: boolean) {
     const labels = await this.labels(instance);
-    const chatId = chatJid(input.chatId);
+    const chatId = chatJidOf(input.chatId);
     const target = input.messageId !== undefined ? { chatId, messageId: input.messageId } : { chatId };
     const now = on ? await labels.apply(input.labelId, target) : await labels.remove(input.labelId, target);
     return { labelId: input.labelId, ...target, labels: now };

@@ -1,25 +1,13 @@
 /** Schemas of the /message routes that act on stored messages (react, presence, read, delete, edit, find, poll results). */
 import { Type } from 'typebox';
-import { PagedQuery } from '../http/schemas.js';
+import { ChatId, MessageId, PagedQuery } from '../http/schemas.js';
 import { MessageKey } from '../sending/schema.js';
 import { EDIT_WINDOW_SECONDS } from '../network/port.js';
 
 const strict = { additionalProperties: false } as const;
 
-export const MessageChatId = Type.String({
-  pattern: '^([0-9]{7,15}|[0-9]{7,15}(:[0-9]+)?@s\\.whatsapp\\.net|[0-9]{1,25}@lid|[0-9]+(-[0-9]+)?@g\\.us|[0-9]+@newsletter)$',
-  description:
-    'The chat of the message: digits-only number for a person (normalised to `<number>@s.whatsapp.net`), or the `key.remoteJid` of the message (`<number>@s.whatsapp.net`, `<id>@lid`, `<id>@g.us`, `<id>@newsletter`).',
-  examples: ['5511999990000', '120363012345678901@g.us'],
-});
-
-export const MessageId = Type.String({
-  minLength: 1,
-  maxLength: 128,
-  pattern: '^[A-Za-z0-9_.:-]+$',
-  description: 'The message `key.id`, from a MESSAGE or SEND_MESSAGE event, a send reply or GET /message/find.',
-  examples: ['3EB0C431C26A1916D5A8'],
-});
+/** The chat of the message: the `key.remoteJid` of the message, or a number for a person. */
+const MessageChatId = ChatId;
 
 export const ReactBody = Type.Object(
   {

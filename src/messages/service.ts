@@ -9,10 +9,10 @@ import { errors } from '../errors.js';
 import type { Instance } from '../instances/service.js';
 import { downloadPath } from '../sending/recorder.js';
 import { REVOKED_TYPE, type MessageFilter, type MessageStore, type StoredMessage } from '../sending/store.js';
+import { chatJidOf } from '../network/addressing.js';
 import { capabilityOf } from '../sessions/capability.js';
 import {
   EDIT_WINDOW_SECONDS,
-  toJid,
   type ChatPresenceState,
   type MessageOperations,
   type MessageTarget,
@@ -26,10 +26,6 @@ const ONE_EMOJI = new RegExp('^\\p{RGI_Emoji}$', 'v');
 /** The message kinds whose text can be edited. */
 const TEXT_KINDS = new Set(['conversation', 'extendedTextMessage']);
 
-/** A chat id as callers give it (digits or a JID, as the schema allows) in JID form. */
-export function messageChatJid(chatId: string): string {
-  return /^[0-9]+$/.test(chatId) ? toJid(chatId) : chatId.replace(/:[0-9]+@s\.whatsapp\.net$/, '@s.whatsapp.net');
-}
 
 export class MessageService {
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -47,7 +43,7 @@ export class MessageService {
 
   /** A stored message of the chat, or 404; 409 when it was deleted for everyone. */
   private async target(instance: Instance, chatId: string, messageId: string): Promise<MessageTarget & { stored: StoredMessage }> {
-    const chat = messageChatJid(chatId);
+    const chat = chatJidOf(chatId);
     const stored = await this.store.find(instance.id, messageId);
     if (!stored || stored.key.remoteJid !== chat) {
       throw errors.messageNotFound(
@@ -102,14 +98,14 @@ export class MessageService {
       if (target.key.fromMe) throw errors.badRequest(`message ${id} was sent by this instance; only received messages can be marked read`);
       targets.push(target);
     }
-    const chat = messageChatJid(input.chatId);
+    const chat = chatJidOf(input.chatId);
     await operations.markRead(chat, targets);
     return { chatId: chat, messageIds: input.messageIds };
   }
 
   async presence(instance: Instance, input: { chatId: string; presence: ChatPresenceState; durationMs?: number | undefined }) {
     const operations = await this.operations(instance);
-    const chat = messageChatJid(input.chatId);
+    const chat = chatJidOf(input.chatId);
     await operations.sendPresence(chat, input.presence);
     const pausedAfterMs = input.presence !== 'paused' && input.durationMs !== undefined ? input.durationMs : null;
     if (pausedAfterMs !== null) {
@@ -133,7 +129,7 @@ export class MessageService {
     if (query.since !== undefined && query.until !== undefined && query.since > query.until)
       throw errors.badRequest('since must not be after until');
     const filter: MessageFilter = {
-      ...(query.chatId !== undefined ? { remoteJid: messageChatJid(query.chatId) } : {}),
+      ...(query.chatId !== undefined ? { remoteJid: chatJidOf(query.chatId) } : {}),
       ...(query.messageId !== undefined ? { messageId: query.messageId } : {}),
       ...(query.fromMe !== undefined ? { fromMe: query.fromMe } : {}),
       ...(query.text !== undefined ? { text: query.text } : {}),

@@ -320,16 +320,6 @@ export function isNewsletterJid(jid: string): boolean {
   return /^[0-9]+@newsletter$/.test(jid);
 }
 
-/** A chat id as API callers give it (digits for a person, or a JID) in JID form; undefined if neither. */
-export function toChatJid(chatId: string): string | undefined {
-  if (/^[0-9]{7,15}$/.test(chatId)) return toJid(chatId);
-  // A person's JID with a device suffix (`<n>:3@s.whatsapp.net`) names the same chat as without it.
-  const number = jidToNumber(chatId);
-  if (number) return toJid(number);
-  if (isGroupJid(chatId) || isNewsletterJid(chatId)) return chatId;
-  return undefined;
-}
-
 export const GROUP_INVITE_LINK_PREFIX = 'https://chat.whatsapp.com/';
 export const NEWSLETTER_INVITE_LINK_PREFIX = 'https://whatsapp.com/channel/';
 

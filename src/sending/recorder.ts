@@ -10,15 +10,13 @@ import type { Clock } from '../clock.js';
 import type { MediaConfig } from '../config.js';
 import type { InstanceService } from '../instances/service.js';
 import { mediaKey, type MediaStore } from '../media/store.js';
+import { UPDATE_KINDS } from '../network/message-kinds.js';
 import type { CanonicalEvent, MessageKey } from '../network/port.js';
 import { messageTypeOf, type MessageStore, type StoredMedia } from './store.js';
 import { safeMimetype } from '../media/resolver.js';
 
 /** The per-instance setting (instance settings JSON) that inlines received media as base64. */
 export const BASE64_SETTING = 'mediaBase64InEvents';
-
-/** Content kinds that change another message instead of being one; they are not stored. */
-const UPDATE_KINDS = new Set(['reactionMessage', 'protocolMessage', 'pollUpdateMessage', 'editedMessage']);
 
 export function downloadPath(messageId: string): string {
   return `/api/v1/message/download/${encodeURIComponent(messageId)}`;

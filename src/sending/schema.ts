@@ -4,7 +4,7 @@
  * and `delayMs`. Limits are WhatsApp's own (the Cloud API documents the same numbers).
  */
 import { Type, type TSchema } from 'typebox';
-import { errorResponsesOf, PhoneNumber } from '../http/schemas.js';
+import { errorResponsesOf, PHONE_NUMBER_PATTERN, PhoneNumber } from '../http/schemas.js';
 import { BUTTON_TYPES, PIX_KEY_TYPES, STATUS_FONTS, type StatusFont } from '../network/port.js';
 import { PIX_KEY_MAX, PIX_MERCHANT_NAME_MAX } from './pix.js';
 import { PHONE_LABELS } from './vcard.js';
@@ -156,7 +156,7 @@ export const Button = Type.Object(
       }),
     ),
     url: Type.Optional(HttpUrl('`url` only, required.')),
-    phoneNumber: Type.Optional(Type.String({ pattern: '^[0-9]{7,15}$', description: '`call` only, required: digits with country code.' })),
+    phoneNumber: Type.Optional(Type.String({ pattern: PHONE_NUMBER_PATTERN, description: '`call` only, required: digits with country code.' })),
     code: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: '`copy` only, required: the text copied.' })),
   },
   { ...strict, description: 'One button; the fields besides `type` and `text` depend on the type.' },

@@ -2,7 +2,6 @@
 import { errors } from '../../errors.js';
 import {
   jidToNumber,
-  toChatJid,
   toJid,
   type ChatFilter,
   type ChatMessage,
@@ -13,6 +12,7 @@ import {
   type PageRequest,
 } from '../port.js';
 import { type ChatState, type SandboxWorld } from './world.js';
+import { chatJidOf } from '../addressing.js';
 import { pageOf } from '../paging.js';
 
 /** The phone allows this many pinned chats. */
@@ -29,12 +29,6 @@ export function textOf(message: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
-/** A chat id as given by API callers: a JID, or digits-only for a person. */
-export function normalizeChatId(chatId: string): string {
-  const jid = toChatJid(chatId);
-  if (!jid) throw errors.badRequest(`${chatId} is not a chat id (a number, <number>@s.whatsapp.net, <id>@g.us or <id>@newsletter)`);
-  return jid;
-}
 
 export class SandboxChats implements ChatOperations {
   constructor(
@@ -201,7 +195,7 @@ export class SandboxChats implements ChatOperations {
   /** The chat with `chatId`; a group or newsletter chat appears once the account is in it. 404 otherwise. */
   existing(chatId: string): ChatState {
     const owner = this.me();
-    const jid = normalizeChatId(chatId);
+    const jid = chatJidOf(chatId);
     const found = this.world.chatsOf(owner).get(jid);
     if (found) return found;
     const group = this.world.groups.get(jid);

@@ -14,7 +14,6 @@
  * the first time they are used (`hydrate`), leaving out what was cleared or deleted.
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { errors } from '../../errors.js';
 import {
   isGroupJid,
   isNewsletterJid,
@@ -36,6 +35,7 @@ import {
   type PrivacySettings,
   type SessionHost,
 } from '../port.js';
+import { carriesUpdate } from '../message-kinds.js';
 import type { SandboxNetwork } from './network.js';
 import type { WorldDocument, WorldStore } from './world-store.js';
 
@@ -138,8 +138,6 @@ export const DEFAULT_PRIVACY: PrivacySettings = {
 
 const STATUS_BROADCAST = 'status@broadcast';
 
-/** Message kinds that change another message rather than being one (they do not enter the history). */
-const UPDATE_KINDS = ['reactionMessage', 'protocolMessage', 'pollUpdateMessage', 'editedMessage'];
 
 export function randomDigits(count: number): string {
   let out = '';
@@ -160,13 +158,6 @@ export function storePicture(image: ImageInput): StoredPicture {
 }
 
 
-/** The number of a person JID or of a digits-only input; 400 otherwise. */
-export function personNumber(jidOrNumber: string): string {
-  if (/^[0-9]{7,15}$/.test(jidOrNumber)) return jidOrNumber;
-  const number = jidToNumber(jidOrNumber);
-  if (!number) throw errors.badRequest(`${jidOrNumber} is not a phone number or a person JID`);
-  return number;
-}
 
 export function chatKindOf(jid: string): ChatKind {
   if (isGroupJid(jid)) return 'group';
@@ -312,7 +303,7 @@ export class SandboxWorld {
         // A deletion or an edit changes the message in this account's chat, as the phone shows it.
         const change = messageChangeOf(content);
         if (change) return this.changeMessage(entry.number, key.remoteJid, change);
-        if (UPDATE_KINDS.some((kind) => kind in content)) return;
+        if (carriesUpdate(content)) return;
         // Status posts are stories, not a chat.
         if (key.remoteJid === STATUS_BROADCAST) return;
         const participant = typeof data.participant === 'string' ? data.participant : undefined;
@@ -535,7 +526,7 @@ export class SandboxWorld {
     const byChat = new Map<string, ChatMessage[]>();
     for (const stored of items) {
       const jid = stored.key.remoteJid;
-      if (jid === STATUS_BROADCAST || UPDATE_KINDS.some((kind) => kind in stored.message)) continue;
+      if (jid === STATUS_BROADCAST || carriesUpdate(stored.message)) continue;
       const gone = Math.max(deleted?.get(jid) ?? -1, this.chatsOf(owner).get(jid)?.clearedAt ?? -1);
       if (stored.messageTimestamp <= gone) continue;
       let list = byChat.get(jid);

@@ -6,6 +6,7 @@
  */
 import { jidDecode, jidNormalizedUser } from 'baileys';
 import { errors } from '../../errors.js';
+import { isPhoneNumber } from '../addressing.js';
 import { USER_SERVER } from '../port.js';
 import type { LidPair, WhatsAppAuthStore } from './auth-store.js';
 
@@ -36,8 +37,9 @@ export function normalise(jid: string): string {
  */
 export function recipientJid(to: string): string {
   const trimmed = to.trim();
-  if (/^\d{5,20}$/.test(trimmed)) return `${trimmed}@${USER_SERVER}`;
-  if (/^\d{5,20}(:\d+)?@s\.whatsapp\.net$/.test(trimmed)) return normalise(trimmed);
+  if (isPhoneNumber(trimmed)) return `${trimmed}@${USER_SERVER}`;
+  const number = /^(\d+)(:\d+)?@s\.whatsapp\.net$/.exec(trimmed)?.[1];
+  if (number && isPhoneNumber(number)) return normalise(trimmed);
   if (/^\d{1,25}(:\d+)?@lid$/.test(trimmed)) return normalise(trimmed);
   if (/^\d+(-\d+)?@g\.us$/.test(trimmed)) return trimmed;
   if (/^\d+@newsletter$/.test(trimmed)) return trimmed;

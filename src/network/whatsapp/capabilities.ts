@@ -7,7 +7,7 @@
  */
 import type { AuthenticationCreds } from 'baileys';
 import { errors } from '../../errors.js';
-import { jidToNumber, toJid, type CanonicalEvent } from '../port.js';
+import { jidToNumber, type CanonicalEvent } from '../port.js';
 import { normalise } from './addresses.js';
 import type { OperationsContext } from './operations.js';
 import { attempt, DEFAULT_REFUSAL, type RefusalText } from './refusals.js';
@@ -36,10 +36,4 @@ export function ownAddress(link: WhatsAppLink): { jid: string; number: string } 
   const number = jid ? jidToNumber(jid) : undefined;
   if (!jid || !number) throw errors.notConnected('not linked');
   return { jid, number };
-}
-
-/** A person's phone JID from digits; 400 otherwise. */
-export function personJid(number: string): string {
-  if (!/^[0-9]{5,20}$/.test(number)) throw errors.badRequest(`${number} is not a phone number (digits with country code)`);
-  return toJid(number);
 }

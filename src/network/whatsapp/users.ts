@@ -22,7 +22,8 @@ import {
   type UserOperations,
 } from '../port.js';
 import { normalise } from './addresses.js';
-import { ownAddress, personJid, wa, type WhatsAppLink } from './capabilities.js';
+import { phoneJid } from '../addressing.js';
+import { ownAddress, wa, type WhatsAppLink } from './capabilities.js';
 import { pageOf } from '../paging.js';
 import { refusal, waErrorCode } from './refusals.js';
 import { isBusinessAccount } from './state-store.js';
@@ -240,7 +241,7 @@ export class WhatsAppUsers implements UserOperations {
   }
 
   private async setBlocked(number: string, action: 'block' | 'unblock'): Promise<void> {
-    const jid = personJid(number);
+    const jid = phoneJid(number);
     if (jid === ownAddress(this.link).jid) throw errors.badRequest('an account cannot block itself');
     await wa(() => this.link.socket().updateBlockStatus(jid, action));
     await this.link.emit({ type: 'CONTACT', data: { id: jid, action } });
@@ -256,7 +257,7 @@ export class WhatsAppUsers implements UserOperations {
 
   /** 404 for a number without a WhatsApp account (as the sandbox); the JID WhatsApp knows it by. */
   private async onNetwork(number: string): Promise<string> {
-    const jid = personJid(number);
+    const jid = phoneJid(number);
     const found = (await wa(() => this.link.socket().onWhatsApp(jid))) ?? [];
     const match = found.find((r) => r.exists);
     if (!match) throw errors.notFoundText(`number ${number} is not on the network`);
