@@ -26,8 +26,21 @@ export type Random = () => number;
 
 export const systemRandom: Random = () => Math.random();
 
-export const newId = (): string => randomUUID();
+/** Where ids and secrets come from; services take one (default systemIds) so tests can pass their own. */
+export interface IdSource {
+  /** A UUID-shaped identifier (instances, events, dead letters, batches). */
+  id(): string;
+  /** `bytes` random bytes as base64url (tokens, webhook secrets). */
+  secret(bytes?: number): string;
+}
+
+export const systemIds: IdSource = {
+  id: () => randomUUID(),
+  secret: (bytes = 32) => randomBytes(bytes).toString('base64url'),
+};
+
+export const newId = (): string => systemIds.id();
 
 export function randomToken(bytes = 32): string {
-  return randomBytes(bytes).toString('base64url');
+  return systemIds.secret(bytes);
 }

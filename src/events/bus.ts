@@ -4,7 +4,7 @@
  * published in the same tick share one transaction), and only then hands it to the sinks.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { newId, type Clock } from '../clock.js';
+import { systemIds, type Clock, type IdSource } from '../clock.js';
 import { filterAccepts, type Instance, type InstanceService } from '../instances/service.js';
 import type { CanonicalEvent } from '../network/port.js';
 import type { OutboxDispatcher } from './dispatcher.js';
@@ -31,6 +31,7 @@ export class EventBus {
     private readonly instances: InstanceService,
     private readonly clock: Clock,
     private readonly log: FastifyBaseLogger,
+    private readonly ids: IdSource = systemIds,
   ) {}
 
   /** A durable sink added by a feature module: it gets pending rows for events stored from now on. */
@@ -75,7 +76,7 @@ export class EventBus {
       instanceId: instance.id,
       instanceName: instance.name,
       data: event.data,
-      eventId: newId(),
+      eventId: this.ids.id(),
       timestamp: new Date(createdAt).toISOString(),
     };
     const stored: NewOutboxEvent = {

@@ -6,7 +6,7 @@
  * pending rows resumes.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { newId, type Clock } from '../clock.js';
+import { systemIds, type Clock, type IdSource, type Random } from '../clock.js';
 import type { InstanceService } from '../instances/service.js';
 import type { DeadLetterStore } from './dead-letters.js';
 import type { OutboxEntry } from './envelope.js';
@@ -25,6 +25,10 @@ export interface DispatcherOptions {
   log: FastifyBaseLogger;
   /** Waits; injectable so tests control retry timing. */
   sleep?: (ms: number) => Promise<void>;
+  /** Dead-letter ids; systemIds unless a test passes its own. */
+  ids?: IdSource;
+  /** Retry jitter; systemRandom unless a test passes its own. */
+  random?: Random;
 }
 
 interface Lane {
@@ -153,7 +157,7 @@ export class OutboxDispatcher {
         }
         // Settle what was delivered before waiting, so a crash during a long backoff repeats nothing.
         await this.flushAcks(sink, lane);
-        wait = backoffDelay({ baseMs: sink.retry.baseDelayMs, maxMs: sink.retry.maxDelayMs }, attempts - 1);
+        wait = backoffDelay({ baseMs: sink.retry.baseDelayMs, maxMs: sink.retry.maxDelayMs }, attempts - 1, this.options.random);
         await this.options.outbox.recordFailure(entry.seq, sink.name, attempts, now + wait, message, status);
         this.options.log.warn({ sink: sink.name, instanceId: entry.instanceId, eventId: entry.eventId, attempts, status, error: message }, 'delivery failed; will retry');
       }
@@ -163,7 +167,7 @@ export class OutboxDispatcher {
   private async bury(sink: DurableSink, entry: OutboxEntry, attempts: number, status: number | null, error: string, firstAttemptAt: number, now: number) {
     await this.options.deadLetters.bury(
       {
-        id: newId(),
+        id: (this.options.ids ?? systemIds).id(),
         instanceId: entry.instanceId,
         sink: sink.name,
         eventId: entry.eventId,

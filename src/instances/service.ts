@@ -1,5 +1,5 @@
 /** Instance registry: create, list, delete, tokens (hash, rotate, grace) and webhook settings. */
-import { randomToken, newId, type Clock } from '../clock.js';
+import { systemIds, type Clock, type IdSource } from '../clock.js';
 import { AppError, errors } from '../errors.js';
 import { EVENT_TYPES, type EventType, type InstanceStatus, type NetworkName } from '../network/port.js';
 import type { InstanceRow } from '../storage/schema.js';
@@ -89,6 +89,7 @@ export class InstanceService {
     private readonly clock: Clock,
     private readonly tokenGraceSeconds: number,
     tokenCache: { size: number; ttlSeconds: number } = { size: 10_000, ttlSeconds: 30 },
+    private readonly ids: IdSource = systemIds,
   ) {
     this.tokens = new TokenCache(tokenCache.size, tokenCache.ttlSeconds * 1000);
   }
@@ -102,8 +103,8 @@ export class InstanceService {
       throw errors.conflict(`an instance named ${input.instanceName} already exists`);
     }
     const now = this.clock.now();
-    const token = newInstanceToken();
-    const id = newId();
+    const token = newInstanceToken(this.ids);
+    const id = this.ids.id();
     const row = {
       id,
       name: input.instanceName,
@@ -111,7 +112,7 @@ export class InstanceService {
       status: 'created',
       number: null,
       webhook_url: input.webhookUrl ?? null,
-      webhook_secret: input.webhookSecret ?? randomToken(32),
+      webhook_secret: input.webhookSecret ?? this.ids.secret(32),
       webhook_events: JSON.stringify(normalizeFilter(input.webhookEvents ?? 'ALL')),
       settings: '{}',
       proxy_url: null,
@@ -212,7 +213,7 @@ export class InstanceService {
     await this.get(id);
     const now = this.clock.now();
     const graceUntil = now + this.tokenGraceSeconds * 1000;
-    const token = newInstanceToken();
+    const token = newInstanceToken(this.ids);
     await this.repo.rotateToken(id, hashToken(token), graceUntil, now);
     this.tokens.evictInstance(id);
     return { newToken: token, oldTokenValidUntil: new Date(graceUntil).toISOString() };

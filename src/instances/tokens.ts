@@ -1,14 +1,14 @@
 /** Instance tokens: 32 random bytes as base64url behind a fixed prefix; only their SHA-256 is stored. */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { randomToken } from '../clock.js';
+import { systemIds, type IdSource } from '../clock.js';
 
 export const TOKEN_PREFIX = 'wgt_';
 /** 4-char prefix + 43 base64url chars (32 bytes). */
 export const TOKEN_LENGTH = TOKEN_PREFIX.length + 43;
 const TOKEN_SHAPE = /^wgt_[A-Za-z0-9_-]{43}$/;
 
-export function newInstanceToken(): string {
-  return TOKEN_PREFIX + randomToken(32);
+export function newInstanceToken(ids: IdSource = systemIds): string {
+  return TOKEN_PREFIX + ids.secret(32);
 }
 
 /** True when the value could be an instance token; anything else is refused before a lookup. */

@@ -8,7 +8,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
-import { newId, type Clock } from '../clock.js';
+import { systemIds, type Clock, type IdSource } from '../clock.js';
 import { AppError, errors } from '../errors.js';
 import type { Instance, InstanceService } from '../instances/service.js';
 import type { Database } from '../storage/schema.js';
@@ -43,6 +43,7 @@ export class BatchService {
     private readonly clock: Clock,
     private readonly sleep: (ms: number) => Promise<void>,
     private readonly log: FastifyBaseLogger,
+    private readonly ids: IdSource = systemIds,
   ) {
     this.stopSignal = new Promise<void>((resolve) => {
       this.wake = resolve;
@@ -56,7 +57,7 @@ export class BatchService {
     }
     // Refused up front, so a batch is not accepted only to fail item by item.
     await this.messaging.connected(instance);
-    const id = newId();
+    const id = this.ids.id();
     const createdAt = this.clock.now();
     await this.db.transaction().execute(async (trx) => {
       await trx
