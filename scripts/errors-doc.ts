@@ -6,7 +6,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ERROR_CODE_LIST, ERROR_CODES } from '../src/errors.js';
 
-const rows = ERROR_CODE_LIST.map((code) => `| \`${code}\` | ${ERROR_CODES[code].status} | ${ERROR_CODES[code].meaning.replace(/\|/g, '\\|')} |`);
+const rows = ERROR_CODE_LIST.map(
+  (code) => `| \`${code}\` | ${ERROR_CODES[code].status} | ${ERROR_CODES[code].meaning.replace(/\|/g, '\\|')} |`,
+);
 
 const page = `# Errors
 

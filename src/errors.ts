@@ -9,7 +9,10 @@
 export const ERROR_CODES = {
   // keys and limits (http/auth.ts)
   invalid_api_key: { status: 401, meaning: 'The `apikey` header is missing, wrong or malformed (SPEC text: "invalid api key").' },
-  token_expired: { status: 401, meaning: 'A rotated token used after its grace period (SPEC text: "token expired, please use the new token").' },
+  token_expired: {
+    status: 401,
+    meaning: 'A rotated token used after its grace period (SPEC text: "token expired, please use the new token").',
+  },
   admin_only: { status: 403, meaning: 'An instance token on a route that needs the admin key.' },
   instance_only: { status: 403, meaning: 'The admin key on a route that acts as one instance.' },
   read_only: { status: 403, meaning: 'A read-only caller on a route that changes something.' },
@@ -18,25 +21,43 @@ export const ERROR_CODES = {
   gone: { status: 410, meaning: 'An unprefixed route called after its sunset (2027-01-01).' },
 
   // the HTTP layer (http/errors.ts)
-  validation_failed: { status: 400, meaning: 'The body, query or path does not match the schema; `details` lists every problem found (at most 20).' },
+  validation_failed: {
+    status: 400,
+    meaning: 'The body, query or path does not match the schema; `details` lists every problem found (at most 20).',
+  },
   invalid_json: { status: 400, meaning: 'The body is empty or not valid JSON while Content-Type says JSON.' },
   body_too_large: { status: 413, meaning: 'The body is larger than BODY_LIMIT_BYTES (MEDIA_BODY_LIMIT_BYTES on media routes).' },
   unsupported_content_type: { status: 415, meaning: 'The body is not application/json.' },
-  request_rejected: { status: 400, meaning: 'Another rejection by the HTTP layer (malformed URL, wrong Content-Length, ...); the status says which.' },
+  request_rejected: {
+    status: 400,
+    meaning: 'Another rejection by the HTTP layer (malformed URL, wrong Content-Length, ...); the status says which.',
+  },
   route_not_found: { status: 404, meaning: 'No route has this method and path.' },
   internal_error: { status: 500, meaning: 'A fault of the gateway; the request id is in the logs.' },
 
   // any feature
-  bad_request: { status: 400, meaning: 'The input breaks a rule the schema cannot state (duplicate ids, a choice count above the options, ...).' },
+  bad_request: {
+    status: 400,
+    meaning: 'The input breaks a rule the schema cannot state (duplicate ids, a choice count above the options, ...).',
+  },
   not_found: { status: 404, meaning: 'The addressed resource (instance, group, chat, label, call, ...) does not exist.' },
   conflict: { status: 409, meaning: 'The request conflicts with the current state (name taken, already a participant, a limit reached).' },
-  forbidden: { status: 403, meaning: 'The network refuses the operation to this account (not an admin, not a participant, not the owner).' },
+  forbidden: {
+    status: 403,
+    meaning: 'The network refuses the operation to this account (not an admin, not a participant, not the owner).',
+  },
   not_supported: { status: 501, meaning: "The instance's network driver does not support this operation (yet)." },
 
   // instances and networks (instances/, sessions/, network/)
   instance_not_connected: { status: 409, meaning: 'The instance is not connected; connect it first.' },
-  interactive_disabled: { status: 409, meaning: 'Buttons, lists, carousels and pix on WhatsApp need the instance setting interactiveMessages.' },
-  network_unavailable: { status: 503, meaning: 'The network driver is not available, or the network did not offer what was needed (e.g. pairing); try again.' },
+  interactive_disabled: {
+    status: 409,
+    meaning: 'Buttons, lists, carousels and pix on WhatsApp need the instance setting interactiveMessages.',
+  },
+  network_unavailable: {
+    status: 503,
+    meaning: 'The network driver is not available, or the network did not offer what was needed (e.g. pairing); try again.',
+  },
   network_error: { status: 502, meaning: 'The network failed the request or answered it in a way the gateway cannot use.' },
   network_rate_limited: { status: 429, meaning: 'The network rate-limited this account; try again later.' },
 
@@ -113,8 +134,7 @@ export const errors = {
     ),
   rateLimited: (retryAfter: number) => fail('rate_limited', 'rate limit exceeded', { retryAfter }),
   /** Another gateway process is the active one for this database (storage/active-lease.ts). */
-  standby: () =>
-    fail('standby', 'this gateway process is on standby: another process is active for this database; send the request there'),
+  standby: () => fail('standby', 'this gateway process is on standby: another process is active for this database; send the request there'),
 
   // http/: what the HTTP layer itself refuses
   /** `details` lists every problem found; the message is the first. */
@@ -149,7 +169,10 @@ export const errors = {
     ),
   networkUnavailable: (message: string) => fail('network_unavailable', message),
   driverUnavailable: (network: string) =>
-    fail('network_unavailable', `the ${network} network driver is not available in this gateway; use a sandbox instance or enable the driver`),
+    fail(
+      'network_unavailable',
+      `the ${network} network driver is not available in this gateway; use a sandbox instance or enable the driver`,
+    ),
   /** The network failed the request or gave an answer the gateway cannot use. */
   networkError: (message: string) => fail('network_error', message),
   networkRateLimited: (detail = '') => fail('network_rate_limited', `WhatsApp rate-limited this account; try again later${detail}`),

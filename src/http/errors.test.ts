@@ -43,7 +43,11 @@ describe('error bodies on the wire', () => {
 
     const taken = await gw.api('POST', '/api/v1/instance/create', { key: gw.adminKey, body: { instanceName: a.name } });
     expectCode(taken, 409, 'conflict');
-    expectCode(await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: '5511999990000', text: 'hi' } }), 409, 'instance_not_connected');
+    expectCode(
+      await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: '5511999990000', text: 'hi' } }),
+      409,
+      'instance_not_connected',
+    );
   });
 
   it('400 (validation, bad JSON), 413 and 415 from the HTTP layer carry declared codes', async () => {

@@ -7,7 +7,8 @@ import { recipientJid } from './whatsapp/addresses.js';
 describe('phone numbers: E.164 without "+", 7 to 15 digits', () => {
   it('takes 7 to 15 digits and nothing else', () => {
     for (const ok of ['1234567', '5511999990000', '123456789012345']) expect(isPhoneNumber(ok), ok).toBe(true);
-    for (const bad of ['123456', '1234567890123456', '+5511999990000', '55 11 99999', '', '55119999a000']) expect(isPhoneNumber(bad), bad).toBe(false);
+    for (const bad of ['123456', '1234567890123456', '+5511999990000', '55 11 99999', '', '55119999a000'])
+      expect(isPhoneNumber(bad), bad).toBe(false);
     expect(phoneJid('5511999990000')).toBe('5511999990000@s.whatsapp.net');
     expect(() => phoneJid('12345')).toThrow(AppError);
   });
@@ -33,7 +34,9 @@ describe('chat ids', () => {
 
   it('anything else is a 400 bad_request naming the accepted forms', () => {
     for (const bad of ['123', 'abc@g.us', 'status@broadcast', '5511999990000@c.us', '']) {
-      expect(() => chatJidOf(bad), bad).toThrow(expect.objectContaining({ status: 400, code: 'bad_request', message: expect.stringMatching(/not a chat id/) }));
+      expect(() => chatJidOf(bad), bad).toThrow(
+        expect.objectContaining({ status: 400, code: 'bad_request', message: expect.stringMatching(/not a chat id/) }),
+      );
     }
   });
 });
