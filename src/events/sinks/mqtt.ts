@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { connect, type MqttClient } from 'mqtt';
 import type { Instance } from '../../instances/service.js';
+import { backoffDelay } from '../../retry.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
 import { describeError, LinkState, withDeadline, type BrokerSinkOptions, type ChannelHealth } from './broker.js';
@@ -57,16 +58,18 @@ export class MqttSink implements DurableSink {
       queueQoSZero: false,
     });
     let lastError: string | undefined;
+    let closes = 0;
     this.client.on('connect', () => {
       lastError = undefined;
+      closes = 0;
       this.client.options.reconnectPeriod = RECONNECT_MIN_MS;
       this.state.connected(`topics ${this.names.globalWildcard}`);
     });
     this.client.on('close', () => {
       if (this.closing) return;
-      // mqtt.js reads the period each time it schedules a reconnect: double it while the broker stays away.
-      const period = this.client.options.reconnectPeriod ?? RECONNECT_MIN_MS;
-      this.client.options.reconnectPeriod = Math.min(period * 2, RECONNECT_MAX_MS);
+      // mqtt.js reads the period each time it schedules a reconnect: back off while the broker stays away.
+      closes += 1;
+      this.client.options.reconnectPeriod = backoffDelay({ baseMs: RECONNECT_MIN_MS, maxMs: RECONNECT_MAX_MS }, closes);
       this.state.down(lastError ?? 'disconnected');
     });
     this.client.on('error', (error: unknown) => {
