@@ -7,9 +7,9 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 import { Type, type TObject, type TSchema } from 'typebox';
 import { ChatQuery, ListQuery, SearchQuery } from '../chats/schema.js';
 import { GroupQuery } from '../groups/schema.js';
-import { PagingQuery } from '../http/schemas.js';
+import { ChatId, MessageId, PagingQuery } from '../http/schemas.js';
 import { CreateBody, PairBody } from '../instances/schema.js';
-import { FindQuery, MessageChatId, MessageId, PresenceBody, ReactBody, ReadBody } from '../messages/schema.js';
+import { FindQuery, PresenceBody, ReactBody, ReadBody } from '../messages/schema.js';
 import { SendContactBody, SendLocationBody, SendMediaBody, SendPollBody, SendTextBody } from '../sending/schema.js';
 import { chatJid, lineOf, ok, okJson, show } from './format.js';
 import type { Caller, RestCall } from './rest.js';
@@ -162,7 +162,7 @@ export const TOOLS: ToolDefinition[] = [
     description: 'Read a message with the messages just before and after it in its chat, oldest first.',
     input: Type.Object(
       {
-        chatId: MessageChatId,
+        chatId: ChatId,
         messageId: MessageId,
         before: Type.Integer({ minimum: 0, maximum: 50, default: 5, description: 'Messages before it (0 to 50, default 5).' }),
         after: Type.Integer({ minimum: 0, maximum: 50, default: 5, description: 'Messages after it (0 to 50, default 5).' }),
@@ -419,7 +419,7 @@ export const TOOLS: ToolDefinition[] = [
       'Wait (bounded) for the next message someone sends to the instance, in one chat or any; returns at once if some came after `afterMessageId`.',
     input: Type.Object(
       {
-        chatId: Type.Optional(MessageChatId),
+        chatId: Type.Optional(ChatId),
         timeoutSeconds: Type.Integer({
           minimum: 1,
           maximum: 3600,
