@@ -60,6 +60,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       return typeof incoming === 'string' && UUID.test(incoming) ? incoming : randomUUID();
     },
     trustProxy: false,
+    // The reply lists the problems (http/errors.ts); Fastify's own message of every Ajv error (one
+    // per array item with allErrors) is not needed, and costly for big malformed bodies.
+    schemaErrorFormatter: (_errors, dataVar) => new Error(`${dataVar} is invalid`),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Bodies are JSON only: a text/plain body gets 415 instead of a confusing validation error.
