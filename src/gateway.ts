@@ -65,6 +65,9 @@ import { openStorage, type OpenOptions, type Storage } from './storage/db.js';
 import { VERSION } from './version.js';
 import { createLogger } from './logger.js';
 import { emptyResolvers } from './http/auth.js';
+import { backlogCounts } from './health/repo.js';
+import { healthRoutes, registerHealthMetric } from './health/routes.js';
+import { HealthService } from './health/service.js';
 import type { GatewayModule, ModuleDeps, ModuleFactory } from './modules.js';
 import { chatwootModule } from './integrations/chatwoot/index.js';
 
@@ -246,6 +249,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     active: () => lease.role === 'active',
   });
 
+  // Health scores (src/health/): shared, since instance routes show them and failover groups pick by them.
+  const health = new HealthService({ instances, clock, backlog: () => backlogCounts(storage.db), intervalMs: config.healthIntervalMs });
+  health.watch(sessions, messaging);
+  registerHealthMetric(metrics, health, instances);
+
   const resolvers = emptyResolvers();
   const moduleDeps: ModuleDeps = {
     config,
@@ -261,6 +269,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     media: mediaStore,
     messages: messageStore,
     sending: messaging,
+    health,
     resolvers,
     metrics,
     adminKey: admin.key,
@@ -286,7 +295,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         channels: channelHealth,
         role: () => lease.role,
       }),
-      instanceRoutes(instances, sessions),
+      instanceRoutes(instances, sessions, health),
+      healthRoutes(health),
       sendRoutes(messaging, batches, config.media.bodyLimitBytes),
       messageRoutes(messaging),
       messageActionRoutes(messageActions),

@@ -51,6 +51,7 @@ export const MessageKey = Type.Object({
 });
 
 export const SendReply = Type.Object({
+  instanceId: Type.String({ description: 'The instance that sent it: the caller, or with a failover-group token the member that served.' }),
   key: MessageKey,
   messageTimestamp: Type.Integer({ description: 'Unix seconds.' }),
   status: Type.Union([Type.Literal('SENT'), Type.Literal('PENDING')], {

@@ -193,7 +193,12 @@ describe('sandbox network', () => {
     expect(phone.body).toEqual({ instanceId: a.id, status: 'LOGGED_OUT' });
     const event = await events.next(a.id, 'CONNECTION', (e) => e.data.status === 'LOGGED_OUT');
     expect(event.data.reason).toBe('logged_out_from_phone');
-    expect((await gw.api('GET', '/api/v1/instance/status', { key: a.token })).body).toEqual({ instanceId: a.id, instanceName: a.name, status: 'LOGGED_OUT' });
+    expect((await gw.api('GET', '/api/v1/instance/status', { key: a.token })).body).toEqual({
+      instanceId: a.id,
+      instanceName: a.name,
+      status: 'LOGGED_OUT',
+      health: { score: 0, reasons: ['logged out: logged_out_from_phone (-100)'] },
+    });
     expect((await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'x' } })).status).toBe(409);
 
     const reconnect = await gw.api('POST', '/api/v1/instance/connect', { key: a.token });
