@@ -70,9 +70,10 @@ import { healthRoutes, registerHealthMetric } from './health/routes.js';
 import { HealthService } from './health/service.js';
 import type { GatewayModule, ModuleDeps, ModuleFactory } from './modules.js';
 import { chatwootModule } from './integrations/chatwoot/index.js';
+import { failoverModule } from './admin/failover/module.js';
 
 /** Feature modules, in order: each adds its routes, credentials, sinks and background work. */
-const FEATURES: ModuleFactory[] = [chatwootModule];
+const FEATURES: ModuleFactory[] = [chatwootModule, failoverModule];
 import { acquireActiveLease } from './storage/active-lease.js';
 
 export interface GatewayOptions {

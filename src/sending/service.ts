@@ -99,11 +99,11 @@ export function sendOutcomeOf(error: unknown): Exclude<SendOutcome, 'sent'> {
 /**
  * Picks the instance that really sends (admin/failover: a group token's member, tried again on the
  * next member when refused). `routes` says whether it handles the instance the caller got from
- * authentication; `send` then calls `attempt` once per member it tries.
+ * authentication; `send` then calls `attempt` once per member it tries (the message is built once, media included).
  */
 export interface SendRouter {
   routes(instance: Instance): boolean;
-  send(instance: Instance, attempt: (member: Instance) => Promise<SendResult>): Promise<SendResult>;
+  send(instance: Instance, message: OutgoingMessage, attempt: (member: Instance) => Promise<SendResult>): Promise<SendResult>;
 }
 
 export class MessagingService {
@@ -373,7 +373,7 @@ export class MessagingService {
     const router = this.router?.routes(instance) ? this.router : undefined;
     if (!router) await this.sessions.connected(instance);
     return {
-      send: (message) => (router ? router.send(instance, (member) => this.attempt(member, message)) : this.attempt(instance, message)),
+      send: (message) => (router ? router.send(instance, message, (member) => this.attempt(member, message)) : this.attempt(instance, message)),
     };
   }
 
