@@ -236,7 +236,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
     log,
   );
-  const deadLetters = new DeadLetterService(deadLetterStore, instances, webhook, clock);
+  const deadLetters = new DeadLetterService(deadLetterStore, instances, webhook, clock, (name) => dispatcher.sink(name));
   const sandbox = new SandboxService(world, sessions, instances);
   const calls = new CallService(sessions, instances, log);
   calls.watchIncomingCalls();

@@ -243,6 +243,37 @@ describe('sending through a failover group on the sandbox', () => {
     expect(new Set(receiver.requests.map((r) => r.json.eventId)).size).toBe(receiver.requests.length - 1);
   });
 
+  it("keeps a group webhook's failed events as dead letters and resends them to the group", async () => {
+    const member = await connectedInstance(gw, uniqueNumber());
+    const own = new WebhookReceiver(member.webhookSecret);
+    const receiver = new WebhookReceiver();
+    receivers.push(receiver, own);
+    await own.start();
+    await receiver.start();
+    await gw.api('POST', '/api/v1/instance/webhook', { key: member.token, body: { webhookUrl: own.url } });
+    receiver.defaultStatus = 503;
+    const group = await createGroup(gw, [member], { webhookUrl: receiver.url });
+    receiver.setSecret(group.webhookSecret);
+    const sent = await gw.api('POST', '/api/v1/send/text', { key: group.token, body: { number: uniqueNumber(), text: 'will be a dead letter' } });
+    expect(sent.status).toBe(200);
+
+    const letter = await waitFor(async () => {
+      const list = await gw.api('GET', `/api/v1/instance/webhook-dead-letters/${member.id}`, { key: gw.adminKey });
+      return list.body.items.find((l: any) => l.eventId && l.payload.data.key?.id === sent.body.key.id);
+    }, 10_000, 'the dead letter');
+    expect(receiver.requests.length).toBe(3);
+    receiver.defaultStatus = 200;
+    // The member's own webhook had the event once, by its own lane.
+    await waitFor(() => (own.requests.some((r) => r.json?.eventId === letter.eventId) ? true : undefined), 10_000, 'the own webhook delivery');
+    const retried = await gw.api('POST', `/api/v1/instance/webhook-dead-letters/retry/${letter.id}`, { key: gw.adminKey });
+    expect(retried.body).toMatchObject({ delivered: true });
+    const last = receiver.requests.at(-1)!;
+    expect(last.json.eventId).toBe(letter.eventId);
+    expect(last.signatureValid).toBe(true);
+    // Resent to the group's webhook, not to the member's own.
+    expect(own.requests.filter((r) => r.json?.eventId === letter.eventId)).toHaveLength(1);
+  });
+
   it('keeps groups and tokens across a restart', async () => {
     const dataDir = gw.dataDir;
     const member = await connectedInstance(gw, uniqueNumber());

@@ -5,7 +5,7 @@
  */
 import type { OutboxEntry } from '../../events/envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../../events/sink.js';
-import type { WebhookSink } from '../../events/sinks/webhook.js';
+import type { WebhookResult, WebhookSink } from '../../events/sinks/webhook.js';
 import type { Instance } from '../../instances/service.js';
 import { sinkNameOf, type FailoverService } from './service.js';
 
@@ -28,10 +28,15 @@ export class GroupWebhookSink implements DurableSink {
   }
 
   async deliver(entry: OutboxEntry, instance: Instance): Promise<void> {
-    const group = this.groups.group(this.groupId);
-    if (!group?.webhookUrl) return;
-    // The instance webhook's POST and signature, aimed at the group's URL with the group's secret.
-    const result = await this.webhook.post(entry, { ...instance, webhookUrl: group.webhookUrl, webhookSecret: group.webhookSecret });
+    const result = await this.redeliver(entry, instance);
     if (!result.ok) throw new DeliveryError(result.error ?? 'delivery failed', result.status);
+  }
+
+  /** One POST (the dead-letter retry route uses it too, so a group's dead letter goes back to the group). */
+  async redeliver(entry: Pick<OutboxEntry, 'body' | 'eventId' | 'type'>, instance: Instance): Promise<WebhookResult> {
+    const group = this.groups.group(this.groupId);
+    if (!group?.webhookUrl) return { ok: false, status: null, error: 'the failover group has no webhookUrl (or is deleted)' };
+    // The instance webhook's POST and signature, aimed at the group's URL with the group's secret.
+    return this.webhook.post(entry, { ...instance, webhookUrl: group.webhookUrl, webhookSecret: group.webhookSecret });
   }
 }
