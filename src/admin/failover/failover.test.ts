@@ -232,7 +232,12 @@ describe('sending through a failover group on the sandbox', () => {
     const contact = uniqueNumber();
     await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from: contact, to: members[1]!.number, text: 'hello second member' } });
 
-    await waitFor(() => (receiver.events('SEND_MESSAGE').length >= 1 && receiver.events('MESSAGE').length >= 1 ? true : undefined), 10_000, 'group webhook events');
+    // Both events, and the one answered 500 a second time.
+    await waitFor(
+      () => (receiver.events('SEND_MESSAGE').length >= 1 && receiver.events('MESSAGE').length >= 1 && receiver.requests.length >= 3 ? true : undefined),
+      10_000,
+      'group webhook events',
+    );
     const send = receiver.events('SEND_MESSAGE')[0];
     expect(send.instanceId).toBe(sent.body.instanceId);
     expect(send.data.key.id).toBe(sent.body.key.id);
