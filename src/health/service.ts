@@ -9,7 +9,7 @@
 import type { Clock } from '../clock.js';
 import type { Instance, InstanceService } from '../instances/service.js';
 import type { ConnectionData, InstanceStatus } from '../network/port.js';
-import type { MessagingService, SendAttempt, SendOutcome } from '../sending/service.js';
+import type { MessagingService, SendAttempt } from '../sending/service.js';
 import type { SessionRegistry } from '../sessions/registry.js';
 import type { HealthSource } from '../modules.js';
 import type { BacklogCounts } from './repo.js';
@@ -18,14 +18,14 @@ import type { BacklogCounts } from './repo.js';
 export const SEND_WINDOW_MS = 5 * 60_000;
 /** A connection that was lost counts as a flap for this long. */
 export const FLAP_WINDOW_MS = 15 * 60_000;
-/** Sends remembered per instance within the window (older ones drop first). */
-const MAX_SENDS = 1000;
+/** Sends are counted in steps of this length (a score reads 30 sums, never a list of sends). */
+const BUCKET_MS = 10_000;
 
 export interface HealthSignals {
   status: InstanceStatus;
   /** The CONNECTION `reason` of the last change away from CONNECTED (e.g. `banned_or_blocked`). */
   lastDisconnect: string | null;
-  /** Times the instance left CONNECTED within FLAP_WINDOW_MS. */
+  /** Times the instance left CONNECTED within FLAP_WINDOW_MS (bounded: one loss each time it connected). */
   flaps: number;
   /** Send attempts within SEND_WINDOW_MS (the caller's own mistakes, such as bad input, not counted). */
   sends: number;
@@ -131,12 +131,23 @@ export function healthScore(s: HealthSignals): HealthScore {
   return { score: Math.max(0, score), reasons };
 }
 
+/** The sends of one BUCKET_MS step. */
+interface SendBucket {
+  start: number;
+  sends: number;
+  failures: number;
+  refusals: number;
+  sent: number;
+  sentMs: number;
+}
+
 interface Observed {
   /** The last CONNECTION status seen (ahead of the stored one, which is written a moment later). */
   status?: InstanceStatus;
   lastDisconnect: string | null;
   lostAt: number[];
-  sends: { at: number; outcome: Exclude<SendOutcome, 'rejected'>; ms: number }[];
+  /** Oldest first; steps older than SEND_WINDOW_MS are dropped when read or written. */
+  buckets: SendBucket[];
 }
 
 export interface HealthReport extends HealthScore {
@@ -183,7 +194,11 @@ export class HealthService implements HealthSource {
       state.lastDisconnect = null;
     } else if (was === 'CONNECTED' || data.reason !== undefined) {
       if (data.reason !== undefined) state.lastDisconnect = data.reason;
-      if (was === 'CONNECTED') state.lostAt.push(this.deps.clock.now());
+      if (was === 'CONNECTED') {
+        const now = this.deps.clock.now();
+        state.lostAt.push(now);
+        prune(state.lostAt, (at) => at > now - FLAP_WINDOW_MS);
+      }
     }
   }
 
@@ -191,8 +206,21 @@ export class HealthService implements HealthSource {
   sendAttempted(attempt: SendAttempt): void {
     if (attempt.outcome === 'rejected') return;
     const state = this.stateOf(attempt.instanceId);
-    state.sends.push({ at: this.deps.clock.now(), outcome: attempt.outcome, ms: attempt.ms });
-    if (state.sends.length > MAX_SENDS) state.sends.splice(0, state.sends.length - MAX_SENDS);
+    const now = this.deps.clock.now();
+    const start = now - (now % BUCKET_MS);
+    let bucket = state.buckets.at(-1);
+    if (bucket?.start !== start) {
+      bucket = { start, sends: 0, failures: 0, refusals: 0, sent: 0, sentMs: 0 };
+      state.buckets.push(bucket);
+      prune(state.buckets, (b) => b.start > now - SEND_WINDOW_MS);
+    }
+    bucket.sends += 1;
+    if (attempt.outcome === 'failed') bucket.failures += 1;
+    else if (attempt.outcome === 'refused') bucket.refusals += 1;
+    else {
+      bucket.sent += 1;
+      bucket.sentMs += attempt.ms;
+    }
   }
 
   forget(instanceId: string): void {
@@ -200,8 +228,7 @@ export class HealthService implements HealthSource {
   }
 
   async scoreOf(instanceId: string): Promise<HealthScore> {
-    const { score, reasons } = await this.report(instanceId);
-    return { score, reasons };
+    return healthScore(await this.signalsOf(await this.deps.instances.get(instanceId)));
   }
 
   /** The score of an instance already loaded (lists, metrics). */
@@ -219,16 +246,22 @@ export class HealthService implements HealthSource {
     const now = this.deps.clock.now();
     const state = this.observed.get(instance.id);
     const lostAt = state ? prune(state.lostAt, (at) => at > now - FLAP_WINDOW_MS) : [];
-    const sends = state ? prune(state.sends, (send) => send.at > now - SEND_WINDOW_MS) : [];
-    const sent = sends.filter((send) => send.outcome === 'sent');
+    const sum = { sends: 0, failures: 0, refusals: 0, sent: 0, sentMs: 0 };
+    for (const bucket of state ? prune(state.buckets, (b) => b.start > now - SEND_WINDOW_MS) : []) {
+      sum.sends += bucket.sends;
+      sum.failures += bucket.failures;
+      sum.refusals += bucket.refusals;
+      sum.sent += bucket.sent;
+      sum.sentMs += bucket.sentMs;
+    }
     return {
       status: state?.status ?? instance.status,
       lastDisconnect: state?.lastDisconnect ?? null,
       flaps: lostAt.length,
-      sends: sends.length,
-      failures: sends.filter((send) => send.outcome === 'failed').length,
-      refusals: sends.filter((send) => send.outcome === 'refused').length,
-      latencyMs: sent.length > 0 ? sent.reduce((sum, send) => sum + send.ms, 0) / sent.length : null,
+      sends: sum.sends,
+      failures: sum.failures,
+      refusals: sum.refusals,
+      latencyMs: sum.sent > 0 ? sum.sentMs / sum.sent : null,
       backlog: this.counts.backlog.get(instance.id) ?? 0,
       deadLetters: this.counts.deadLetters.get(instance.id) ?? 0,
     };
@@ -259,7 +292,7 @@ export class HealthService implements HealthSource {
   private stateOf(instanceId: string): Observed {
     let state = this.observed.get(instanceId);
     if (!state) {
-      state = { lastDisconnect: null, lostAt: [], sends: [] };
+      state = { lastDisconnect: null, lostAt: [], buckets: [] };
       this.observed.set(instanceId, state);
     }
     return state;

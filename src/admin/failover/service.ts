@@ -25,6 +25,13 @@ const SEND_ROUTE = /^(\/api\/v1)?\/send\//;
 const MAX_STICKY = 100_000;
 /** least-loaded counts the sends of the last minute after the sends in flight. */
 const LOAD_WINDOW_MS = 60_000;
+const NONE: ReadonlySet<string> = new Set();
+
+/** A member's group sends: in flight now, and per 10-second step over the last minute. */
+interface Load {
+  inFlight: number;
+  steps: { start: number; count: number }[];
+}
 
 export interface CreateGroupInput {
   name: string;
@@ -74,7 +81,7 @@ export class FailoverService implements SendRouter {
   private readonly turns = new Map<string, number>();
   private readonly stickyMembers = new Map<string, string>();
   private readonly lastServed = new Map<string, string>();
-  private readonly load = new Map<string, { inFlight: number; recent: number[] }>();
+  private readonly load = new Map<string, Load>();
 
   constructor(private readonly deps: FailoverDeps) {}
 
@@ -230,9 +237,9 @@ export class FailoverService implements SendRouter {
     if (!token || !group) throw errors.invalidApiKey();
     if (token.validUntil !== null && token.validUntil <= this.deps.clock.now()) throw errors.tokenExpired();
     if (!SEND_ROUTE.test(request.routeOptions.url ?? '')) throw errors.groupTokenSendOnly();
-    const candidates = await this.eligible(group);
-    if (candidates.length === 0) throw this.noMember(group);
-    const provisional = { ...candidates[0]!.instance };
+    const first = await this.firstEligible(group, NONE);
+    if (!first) throw this.noMember(group);
+    const provisional = { ...first.instance };
     this.routed.set(provisional, group);
     return provisional;
   }
@@ -247,18 +254,20 @@ export class FailoverService implements SendRouter {
     const group = this.routed.get(instance);
     if (!group) return attempt(instance);
     const recipient = 'to' in message ? message.to : undefined;
-    const candidates = await this.eligible(group);
-    if (candidates.length === 0) throw this.noMember(group);
-    const first = this.pick(group, candidates, recipient);
-    const order = [first, ...candidates.filter((c) => c !== first)];
+    let candidate = await this.choose(group, recipient);
+    if (!candidate) throw this.noMember(group);
+    const tried = new Set<string>();
     let refusal: unknown;
-    for (const candidate of order) {
+    // The chosen member, then the other eligible ones in priority order (eligibility read again: a
+    // refusal often means the member just dropped, and others may have too).
+    for (; candidate; candidate = await this.firstEligible(group, tried)) {
       const member = candidate.instance;
+      tried.add(member.id);
       const load = this.loadOf(member.id);
       load.inFlight += 1;
       try {
         const sent = await attempt(member);
-        load.recent.push(this.deps.clock.now());
+        this.countSend(load);
         this.lastServed.set(group.id, member.id);
         if (group.sticky && recipient !== undefined) this.remember(group.id, recipient, member.id);
         return sent;
@@ -276,31 +285,48 @@ export class FailoverService implements SendRouter {
 
   // ---- picking ----
 
-  /** Connected members with health >= minHealth, in priority order. */
+  /** A member when it is connected with health >= minHealth. */
+  private async candidate(group: GroupRecord, id: string): Promise<Candidate | undefined> {
+    const instance = await this.deps.instances.find(id);
+    if (!instance || instance.status !== 'CONNECTED') return undefined;
+    const { score, reasons } = await this.deps.health.scoreOf(id);
+    return score >= group.minHealth ? { instance, score, reasons } : undefined;
+  }
+
+  /** Every eligible member, in priority order. */
   private async eligible(group: GroupRecord): Promise<Candidate[]> {
     const out: Candidate[] = [];
     for (const id of group.members) {
-      const instance = await this.deps.instances.find(id);
-      if (!instance || instance.status !== 'CONNECTED') continue;
-      const { score, reasons } = await this.deps.health.scoreOf(id);
-      if (score >= group.minHealth) out.push({ instance, score, reasons });
+      const found = await this.candidate(group, id);
+      if (found) out.push(found);
     }
     return out;
   }
 
-  private pick(group: GroupRecord, candidates: Candidate[], recipient: string | undefined): Candidate {
-    if (group.sticky && recipient !== undefined) {
-      const kept = this.stickyMembers.get(`${group.id}\u0000${recipient}`);
-      const found = kept === undefined ? undefined : candidates.find((c) => c.instance.id === kept);
+  /** The first eligible member in priority order not in `skip` (reads no further than needed). */
+  private async firstEligible(group: GroupRecord, skip: ReadonlySet<string>): Promise<Candidate | undefined> {
+    for (const id of group.members) {
+      if (skip.has(id)) continue;
+      const found = await this.candidate(group, id);
       if (found) return found;
     }
-    if (group.policy === 'round-robin') {
-      const turn = this.turns.get(group.id) ?? 0;
-      this.turns.set(group.id, turn + 1);
-      return candidates[turn % candidates.length]!;
+    return undefined;
+  }
+
+  /** Sticky recipient's member while eligible, else the policy's pick; undefined when none is eligible. */
+  private async choose(group: GroupRecord, recipient: string | undefined): Promise<Candidate | undefined> {
+    if (group.sticky && recipient !== undefined) {
+      const kept = this.stickyMembers.get(`${group.id}\u0000${recipient}`);
+      const found = kept === undefined ? undefined : await this.candidate(group, kept);
+      if (found) return found;
     }
+    if (group.policy === 'priority') return this.firstEligible(group, NONE);
+    const candidates = await this.eligible(group);
+    if (candidates.length === 0) return undefined;
     if (group.policy === 'least-loaded') return this.leastLoaded(candidates);
-    return candidates[0]!;
+    const turn = this.turns.get(group.id) ?? 0;
+    this.turns.set(group.id, turn + 1);
+    return candidates[turn % candidates.length]!;
   }
 
   /** Who the next send without a sticky recipient would go to, without taking a turn. */
@@ -317,8 +343,8 @@ export class FailoverService implements SendRouter {
     const now = this.deps.clock.now();
     const weight = (c: Candidate) => {
       const load = this.loadOf(c.instance.id);
-      while (load.recent.length > 0 && load.recent[0]! <= now - LOAD_WINDOW_MS) load.recent.shift();
-      return [load.inFlight, load.recent.length] as const;
+      const recent = load.steps.reduce((sum, step) => (step.start > now - LOAD_WINDOW_MS ? sum + step.count : sum), 0);
+      return [load.inFlight, recent] as const;
     };
     let best = candidates[0]!;
     let bestWeight = weight(best);
@@ -340,14 +366,26 @@ export class FailoverService implements SendRouter {
     if (this.stickyMembers.size > MAX_STICKY) this.stickyMembers.delete(this.stickyMembers.keys().next().value!);
   }
 
-  private loadOf(instanceId: string): { inFlight: number; recent: number[] } {
+  private loadOf(instanceId: string): Load {
     let load = this.load.get(instanceId);
     if (!load) {
-      load = { inFlight: 0, recent: [] };
+      load = { inFlight: 0, steps: [] };
       this.load.set(instanceId, load);
     }
-    if (load.recent.length > 10_000) load.recent.splice(0, load.recent.length - 10_000);
     return load;
+  }
+
+  /** Sends counted in 10-second steps; only the last minute's steps are kept. */
+  private countSend(load: Load): void {
+    const now = this.deps.clock.now();
+    const start = now - (now % 10_000);
+    const last = load.steps.at(-1);
+    if (last?.start === start) {
+      last.count += 1;
+      return;
+    }
+    load.steps.push({ start, count: 1 });
+    while (load.steps.length > 0 && load.steps[0]!.start <= now - LOAD_WINDOW_MS) load.steps.shift();
   }
 
   private noMember(group: GroupRecord): AppError {
