@@ -330,6 +330,15 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .addColumn('created_at', sql.raw(big), (c) => c.notNull())
           .execute();
         await db.schema.createIndex('failover_group_tokens_group').on('failover_group_tokens').column('group_id').execute();
+        await db.schema
+          .createTable('failover_sticky')
+          .addColumn('group_id', 'text', (c) => c.notNull().references('failover_groups.id').onDelete('cascade'))
+          .addColumn('recipient', 'text', (c) => c.notNull())
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .addPrimaryKeyConstraint('failover_sticky_pk', ['group_id', 'recipient'])
+          .execute();
+        await db.schema.createIndex('failover_sticky_time').on('failover_sticky').column('updated_at').execute();
       },
     },
   };

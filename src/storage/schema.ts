@@ -280,6 +280,14 @@ export interface FailoverGroupTokensTable {
   created_at: number;
 }
 
+/** Which member last served a recipient of a sticky group. */
+export interface FailoverStickyTable {
+  group_id: string;
+  recipient: string;
+  instance_id: string;
+  updated_at: number;
+}
+
 export interface Database {
   instances: InstancesTable;
   instance_tokens: InstanceTokensTable;
@@ -305,6 +313,7 @@ export interface Database {
   failover_groups: FailoverGroupsTable;
   failover_group_members: FailoverGroupMembersTable;
   failover_group_tokens: FailoverGroupTokensTable;
+  failover_sticky: FailoverStickyTable;
 }
 
 export type InstanceRow = Selectable<InstancesTable>;

@@ -279,16 +279,25 @@ describe('sending through a failover group on the sandbox', () => {
     expect(own.requests.filter((r) => r.json?.eventId === letter.eventId)).toHaveLength(1);
   });
 
-  it('keeps groups and tokens across a restart', async () => {
+  it('keeps groups, tokens and sticky recipients across a restart', async () => {
     const dataDir = gw.dataDir;
-    const member = await connectedInstance(gw, uniqueNumber());
-    const group = await createGroup(gw, [member]);
-    expect((await gw.api('POST', '/api/v1/send/text', { key: group.token, body: { number: uniqueNumber(), text: 'before' } })).status).toBe(200);
+    const [first, second] = [await connectedInstance(gw, uniqueNumber()), await connectedInstance(gw, uniqueNumber())];
+    const group = await createGroup(gw, [first, second], { policy: 'priority', sticky: true });
+    // The first member is down for a while: the recipient gets the second one, and keeps it.
+    await gw.api('POST', '/api/v1/sandbox/drop', { key: gw.adminKey, body: { instanceId: first.id } });
+    const recipient = uniqueNumber();
+    const before = await gw.api('POST', '/api/v1/send/text', { key: group.token, body: { number: recipient, text: 'before' } });
+    expect(before.body.instanceId).toBe(second.id);
     await gw.close();
+
     gw = await startGateway({ dataDir, env: { SANDBOX_RECONNECT_DELAY_MS: '60000' } });
-    const again = await gw.api('POST', '/api/v1/send/text', { key: group.token, body: { number: uniqueNumber(), text: 'after' } });
+    // The first member came back with the restart; the recipient stays with the second.
+    await waitFor(async () => ((await gw.api('GET', '/api/v1/instance/status', { key: first.token })).body.status === 'CONNECTED' ? true : undefined));
+    const again = await gw.api('POST', '/api/v1/send/text', { key: group.token, body: { number: recipient, text: 'after' } });
     expect(again.status).toBe(200);
-    expect(again.body.instanceId).toBe(member.id);
+    expect(again.body.instanceId).toBe(second.id);
+    const other = await gw.api('POST', '/api/v1/send/text', { key: group.token, body: { number: uniqueNumber(), text: 'new recipient' } });
+    expect(other.body.instanceId).toBe(first.id);
     expect((await gw.api('GET', `/api/v1/admin/failover-groups/${group.groupId}`, { key: gw.adminKey })).body.name).toBe(group.name);
   });
 });

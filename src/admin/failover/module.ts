@@ -21,6 +21,7 @@ export const failoverModule: ModuleFactory = async (deps) => {
     instances: deps.instances,
     health,
     clock: deps.clock,
+    log: deps.log,
     tokenGraceSeconds: config.tokenGraceSeconds,
     // Each group gets its own durable sink, added before lanes resume (so a restart delivers what waits).
     groupAdded: (groupId) => deps.bus.addDurableSink(new GroupWebhookSink(groupId, failover, webhook)),
@@ -31,5 +32,5 @@ export const failoverModule: ModuleFactory = async (deps) => {
   // the sending service routes through us rather than a wrapper around the routes.
   deps.sending.routeWith(failover);
   deps.instances.onDeletion({ instanceDeleted: (id) => failover.instanceDeleted(id) });
-  return { name: 'failover', routes: [failoverRoutes(failover)] };
+  return { name: 'failover', routes: [failoverRoutes(failover)], stop: () => failover.settled() };
 };

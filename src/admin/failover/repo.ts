@@ -109,6 +109,20 @@ export class FailoverRepo {
     });
   }
 
+  /** The latest sticky assignments, newest last (so a Map built from them keeps the newest). */
+  async sticky(limit: number): Promise<{ groupId: string; recipient: string; instanceId: string }[]> {
+    const rows = await this.db.selectFrom('failover_sticky').selectAll().orderBy('updated_at', 'desc').limit(limit).execute();
+    return rows.reverse().map((row) => ({ groupId: row.group_id, recipient: row.recipient, instanceId: row.instance_id }));
+  }
+
+  async setSticky(groupId: string, recipient: string, instanceId: string, now: number): Promise<void> {
+    await this.db
+      .insertInto('failover_sticky')
+      .values({ group_id: groupId, recipient, instance_id: instanceId, updated_at: now })
+      .onConflict((oc) => oc.columns(['group_id', 'recipient']).doUpdateSet({ instance_id: instanceId, updated_at: now }))
+      .execute();
+  }
+
   /** Instance ids among `ids` that exist. */
   async existingInstances(ids: string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();

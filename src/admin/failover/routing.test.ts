@@ -1,5 +1,6 @@
 /** The send router's rules, with in-memory twins of the repo, instances and health. */
 import type { FastifyRequest } from 'fastify';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../clock.js';
 import { AppError, errors } from '../../errors.js';
@@ -31,12 +32,14 @@ async function setup(scores: Record<string, number>) {
   const repo = {
     existingInstances: (ids: string[]) => Promise.resolve(new Set(ids.filter((id) => all.has(id)))),
     insert: () => Promise.resolve(),
+    setSticky: () => Promise.resolve(),
   } as unknown as FailoverRepo;
   const service = new FailoverService({
     repo,
     instances: { find: (id: string) => Promise.resolve(all.get(id)) } as unknown as InstanceService,
     health: { scoreOf: (id) => Promise.resolve({ score: scores[id] ?? 0, reasons: [] }) },
     clock: new ManualClock(),
+    log: pino({ level: 'silent' }),
     tokenGraceSeconds: 60,
     groupAdded: () => undefined,
   });

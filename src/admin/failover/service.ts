@@ -5,9 +5,10 @@
  * `sticky`, a recipient keeps the member that last served it while that member is eligible). A send
  * the member refused before it reached the network is tried on the next eligible member; one that
  * failed on the way is never sent again. Groups, members and tokens live in the database and in
- * memory (read at start; this process is the only writer while it is the active one).
+ * memory (read at start; this process is the only writer while it is the active one), and so are
+ * the sticky recipients (the latest 100 000).
  */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { newId, randomToken, type Clock } from '../../clock.js';
 import { AppError, errors } from '../../errors.js';
 import type { Instance, InstanceService } from '../../instances/service.js';
@@ -65,6 +66,7 @@ export interface FailoverDeps {
   health: HealthSource;
   clock: Clock;
   tokenGraceSeconds: number;
+  log: FastifyBaseLogger;
   /** Called once per group with a webhook sink name (module.ts adds the group's durable sink). */
   groupAdded: (groupId: string) => void;
 }
@@ -82,6 +84,8 @@ export class FailoverService implements SendRouter {
   private readonly stickyMembers = new Map<string, string>();
   private readonly lastServed = new Map<string, string>();
   private readonly load = new Map<string, Load>();
+  /** Sticky assignments being written (a send never waits for one). */
+  private readonly writes = new Set<Promise<void>>();
 
   constructor(private readonly deps: FailoverDeps) {}
 
@@ -91,6 +95,12 @@ export class FailoverService implements SendRouter {
       this.deps.groupAdded(group.id);
     }
     for (const token of await this.deps.repo.tokens()) this.tokens.set(token.hash, token);
+    for (const { groupId, recipient, instanceId } of await this.deps.repo.sticky(MAX_STICKY)) this.stickyMembers.set(`${groupId}\u0000${recipient}`, instanceId);
+  }
+
+  /** Resolves once the sticky assignments written so far are stored (at close). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.writes]);
   }
 
   group(groupId: string): GroupRecord | undefined {
@@ -317,7 +327,7 @@ export class FailoverService implements SendRouter {
   private async choose(group: GroupRecord, recipient: string | undefined): Promise<Candidate | undefined> {
     if (group.sticky && recipient !== undefined) {
       const kept = this.stickyMembers.get(`${group.id}\u0000${recipient}`);
-      const found = kept === undefined ? undefined : await this.candidate(group, kept);
+      const found = kept === undefined || !group.members.includes(kept) ? undefined : await this.candidate(group, kept);
       if (found) return found;
     }
     if (group.policy === 'priority') return this.firstEligible(group, NONE);
@@ -364,6 +374,12 @@ export class FailoverService implements SendRouter {
     this.stickyMembers.delete(key);
     this.stickyMembers.set(key, instanceId);
     if (this.stickyMembers.size > MAX_STICKY) this.stickyMembers.delete(this.stickyMembers.keys().next().value!);
+    // Kept across restarts; written only when the member changes, never waited for by the send.
+    const write = this.deps.repo
+      .setSticky(groupId, recipient, instanceId, this.deps.clock.now())
+      .catch((error: unknown) => this.deps.log.warn({ err: error, groupId }, 'could not store a sticky recipient'))
+      .finally(() => this.writes.delete(write));
+    this.writes.add(write);
   }
 
   private loadOf(instanceId: string): Load {
