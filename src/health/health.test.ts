@@ -116,6 +116,16 @@ describe('health service signals', () => {
     expect((await health.report('i1')).signals).toMatchObject({ sends: 0, latencyMs: null });
   });
 
+  it('counts a send the network rejected after accepting it (SEND_MESSAGE FAILED) as a failure', async () => {
+    const { health } = service();
+    health.sendAttempted({ instanceId: 'i1', outcome: 'sent', ms: 5 });
+    health.sendFailedLater('i1');
+    expect((await health.report('i1')).signals).toMatchObject({ sends: 1, failures: 1 });
+    for (let i = 0; i < 6; i++) health.sendFailedLater('i1');
+    // Never more than the whole failure penalty.
+    expect((await health.scoreOf('i1')).score).toBe(60);
+  });
+
   it('reads backlog counts at most once per interval', async () => {
     const { health, clock, reads } = service({ backlog: new Map([['i1', 150]]), deadLetters: new Map([['i1', 2]]) });
     expect(await health.scoreOf('i1')).toEqual({ score: 90, reasons: ['150 events waiting for delivery (-5)', '2 dead letters (-5)'] });

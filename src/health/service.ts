@@ -29,7 +29,7 @@ export interface HealthSignals {
   flaps: number;
   /** Send attempts within SEND_WINDOW_MS (the caller's own mistakes, such as bad input, not counted). */
   sends: number;
-  /** Of those, failed on the way (network errors). */
+  /** Failed on the way (network errors), or rejected by the network after it accepted them (WhatsApp). */
   failures: number;
   /** Of those, refused before reaching the network (not connected, network rate limit). */
   refusals: number;
@@ -123,7 +123,7 @@ export function healthScore(s: HealthSignals): HealthScore {
   }
   take(Math.min(PENALTIES.maxFlaps, s.flaps * PENALTIES.perFlap), `${s.flaps} connection loss(es) in ${FLAP_WINDOW_MS / 60_000} min`);
   const sample = Math.max(s.sends, PENALTIES.minSample);
-  take(Math.round((PENALTIES.failures * s.failures) / sample), `${s.failures} of ${s.sends} sends failed in ${SEND_WINDOW_MS / 60_000} min`);
+  take(Math.round(PENALTIES.failures * Math.min(1, s.failures / sample)), `${s.failures} of ${s.sends} sends failed in ${SEND_WINDOW_MS / 60_000} min`);
   take(Math.round((PENALTIES.refusals * s.refusals) / sample), `${s.refusals} of ${s.sends} sends refused in ${SEND_WINDOW_MS / 60_000} min`);
   if (s.latencyMs !== null) take(stepPenalty(s.latencyMs, PENALTIES.latency), `mean send time ${Math.round(s.latencyMs)} ms`);
   take(stepPenalty(s.backlog, PENALTIES.backlog), `${s.backlog} events waiting for delivery`);
@@ -180,6 +180,8 @@ export class HealthService implements HealthSource {
   watch(sessions: SessionRegistry, sending: MessagingService): void {
     sessions.observe((instanceId, event) => {
       if (event.type === 'CONNECTION') this.connectionChanged(instanceId, event.data as unknown as ConnectionData);
+      // WhatsApp: a send it accepted and then rejected (SEND_MESSAGE `FAILED`) is a failure too.
+      else if (event.type === 'SEND_MESSAGE' && event.data.status === 'FAILED') this.sendFailedLater(instanceId);
     });
     sending.onAttempt((attempt) => this.sendAttempted(attempt));
     this.deps.instances.onDeletion({ instanceDeleted: (id) => this.forget(id) });
@@ -205,15 +207,7 @@ export class HealthService implements HealthSource {
   /** An attempt to send (MessagingService.onAttempt). */
   sendAttempted(attempt: SendAttempt): void {
     if (attempt.outcome === 'rejected') return;
-    const state = this.stateOf(attempt.instanceId);
-    const now = this.deps.clock.now();
-    const start = now - (now % BUCKET_MS);
-    let bucket = state.buckets.at(-1);
-    if (bucket?.start !== start) {
-      bucket = { start, sends: 0, failures: 0, refusals: 0, sent: 0, sentMs: 0 };
-      state.buckets.push(bucket);
-      prune(state.buckets, (b) => b.start > now - SEND_WINDOW_MS);
-    }
+    const bucket = this.bucketOf(this.stateOf(attempt.instanceId));
     bucket.sends += 1;
     if (attempt.outcome === 'failed') bucket.failures += 1;
     else if (attempt.outcome === 'refused') bucket.refusals += 1;
@@ -221,6 +215,11 @@ export class HealthService implements HealthSource {
       bucket.sent += 1;
       bucket.sentMs += attempt.ms;
     }
+  }
+
+  /** A send the network accepted, then rejected: one more failure (its attempt already counted as a send). */
+  sendFailedLater(instanceId: string): void {
+    this.bucketOf(this.stateOf(instanceId)).failures += 1;
   }
 
   forget(instanceId: string): void {
@@ -287,6 +286,18 @@ export class HealthService implements HealthSource {
         });
     }
     if (this.countedAt === Number.NEGATIVE_INFINITY) await this.counting;
+  }
+
+  private bucketOf(state: Observed): SendBucket {
+    const now = this.deps.clock.now();
+    const start = now - (now % BUCKET_MS);
+    let bucket = state.buckets.at(-1);
+    if (bucket?.start !== start) {
+      bucket = { start, sends: 0, failures: 0, refusals: 0, sent: 0, sentMs: 0 };
+      state.buckets.push(bucket);
+      prune(state.buckets, (b) => b.start > now - SEND_WINDOW_MS);
+    }
+    return bucket;
   }
 
   private stateOf(instanceId: string): Observed {

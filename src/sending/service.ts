@@ -91,7 +91,8 @@ const REFUSED_CODES = new Set(['instance_not_connected', 'network_unavailable', 
 export function sendOutcomeOf(error: unknown): Exclude<SendOutcome, 'sent'> {
   if (error instanceof AppError) {
     if (REFUSED_CODES.has(error.code)) return 'refused';
-    return error.status >= 500 ? 'failed' : 'rejected';
+    // 501: the driver lacks the kind; the caller's choice, not the instance's trouble.
+    return error.status >= 500 && error.status !== 501 ? 'failed' : 'rejected';
   }
   return 'failed';
 }
