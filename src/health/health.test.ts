@@ -50,11 +50,13 @@ describe('health score formula', () => {
     expect(healthScore({ ...healthy, flaps: 7 }).score).toBe(70);
   });
 
-  it('scales failures (40) and refusals (20) by their share of sends, over at least 5 sends', () => {
-    expect(healthScore({ ...healthy, sends: 10, failures: 5 })).toEqual({ score: 80, reasons: ['5 of 10 sends failed in 5 min (-20)'] });
-    expect(healthScore({ ...healthy, sends: 10, refusals: 10 }).score).toBe(80);
+  it('scales failures (60) and refusals (30) by their share of sends, over at least 5 sends', () => {
+    expect(healthScore({ ...healthy, sends: 10, failures: 5 })).toEqual({ score: 70, reasons: ['5 of 10 sends failed in 5 min (-30)'] });
+    expect(healthScore({ ...healthy, sends: 10, refusals: 10 }).score).toBe(70);
+    // Every send failing puts an instance below the default minHealth of 50.
+    expect(healthScore({ ...healthy, sends: 20, failures: 20 }).score).toBe(40);
     // One failed send out of one is not yet a failing instance.
-    expect(healthScore({ ...healthy, sends: 1, failures: 1 }).score).toBe(92);
+    expect(healthScore({ ...healthy, sends: 1, failures: 1 }).score).toBe(88);
   });
 
   it('takes steps for slow sends, a delivery backlog and dead letters', () => {
@@ -111,7 +113,7 @@ describe('health service signals', () => {
     health.sendAttempted({ instanceId: 'i1', outcome: 'rejected', ms: 1, code: 'bad_request' });
     const report = await health.report('i1');
     expect(report.signals).toMatchObject({ sends: 10, failures: 5, refusals: 0, latencyMs: 3000 });
-    expect(report.score).toBe(100 - 20 - 10);
+    expect(report.score).toBe(100 - 30 - 10);
     clock.advance(SEND_WINDOW_MS + 1);
     expect((await health.report('i1')).signals).toMatchObject({ sends: 0, latencyMs: null });
   });
@@ -123,7 +125,7 @@ describe('health service signals', () => {
     expect((await health.report('i1')).signals).toMatchObject({ sends: 1, failures: 1 });
     for (let i = 0; i < 6; i++) health.sendFailedLater('i1');
     // Never more than the whole failure penalty.
-    expect((await health.scoreOf('i1')).score).toBe(60);
+    expect((await health.scoreOf('i1')).score).toBe(40);
   });
 
   it('reads backlog counts at most once per interval', async () => {

@@ -82,9 +82,9 @@ const STATUS_TEXT: Record<InstanceStatus, string> = {
 export const PENALTIES = {
   perFlap: 10,
   maxFlaps: 30,
-  /** Scaled by failures / max(sends, MIN_SAMPLE). */
-  failures: 40,
-  refusals: 20,
+  /** Scaled by failures / max(sends, MIN_SAMPLE): an instance whose every send fails falls below the default minHealth 50. */
+  failures: 60,
+  refusals: 30,
   minSample: 5,
   /** Mean latency thresholds (ms) and their penalties, worst first. */
   latency: [
