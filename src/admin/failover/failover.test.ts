@@ -3,6 +3,8 @@ import {
   connectedInstance,
   createInstance,
   DIALECTS,
+  newSchemaName,
+  PG_URL,
   recordEvents,
   startGateway,
   uniqueName,
@@ -13,6 +15,7 @@ import {
   type TestInstance,
 } from '../../../test/support/gateway.js';
 import { WebhookReceiver } from '../../../test/support/receiver.js';
+import { dropSchema } from '../../storage/db.js';
 
 async function createGroup(gw: TestGateway, members: TestInstance[], extra: Record<string, unknown> = {}) {
   const res = await gw.api('POST', '/api/v1/admin/failover-groups', {
@@ -299,5 +302,46 @@ describe('sending through a failover group on the sandbox', () => {
     const other = await gw.api('POST', '/api/v1/send/text', { key: group.token, body: { number: uniqueNumber(), text: 'new recipient' } });
     expect(other.body.instanceId).toBe(first.id);
     expect((await gw.api('GET', `/api/v1/admin/failover-groups/${group.groupId}`, { key: gw.adminKey })).body.name).toBe(group.name);
+  });
+});
+
+describe('failover groups across an active/standby handover (PostgreSQL)', () => {
+  it('the process taking over knows the groups created meanwhile and delivers their waiting webhook events', async () => {
+    const schema = newSchemaName();
+    const env = { STANDBY_POLL_MS: '100', WEBHOOK_RETRY_BASE_MS: '50', WEBHOOK_RETRY_MAX_MS: '200', WEBHOOK_MAX_ATTEMPTS: '100' };
+    const receiver = new WebhookReceiver();
+    await receiver.start();
+    receiver.defaultStatus = 503;
+    const first = await startGateway({ dialect: 'postgres', schema, keepSchema: true, env });
+    const second = await startGateway({ dialect: 'postgres', schema, keepSchema: true, env });
+    try {
+      const member = await connectedInstance(first, uniqueNumber());
+      // Created after the standby started: it has never read this group.
+      const group = await createGroup(first, [member], { webhookUrl: receiver.url });
+      receiver.setSecret(group.webhookSecret);
+      const sent = await first.api('POST', '/api/v1/send/text', { key: group.token, body: { number: uniqueNumber(), text: 'before the handover' } });
+      expect(sent.status).toBe(200);
+      await waitFor(() => (receiver.requests.length > 0 ? true : undefined), 10_000, 'a failed attempt');
+      await first.stop();
+
+      receiver.defaultStatus = 200;
+      await waitFor(async () => ((await second.api('GET', '/api/v1/server/ok')).body.role === 'active' ? true : undefined), 10_000, 'the standby taking over');
+      const delivered = await waitFor(
+        () => receiver.requests.find((r, i) => i > 0 && r.json?.data?.key?.id === sent.body.key.id),
+        15_000,
+        'the waiting group webhook event delivered by the new active process',
+      );
+      expect(delivered.signatureValid).toBe(true);
+      const after = await waitFor(async () => {
+        const res = await second.api('POST', '/api/v1/send/text', { key: group.token, body: { number: uniqueNumber(), text: 'after the handover' } });
+        return res.status === 200 ? res : undefined;
+      }, 10_000, 'a group send on the new active process');
+      expect(after.body.instanceId).toBe(member.id);
+    } finally {
+      await first.stop();
+      await second.stop();
+      await receiver.stop();
+      await dropSchema(PG_URL, schema);
+    }
   });
 });

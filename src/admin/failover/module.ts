@@ -16,6 +16,7 @@ export const failoverModule: ModuleFactory = async (deps) => {
     retry: { maxAttempts: config.webhook.maxAttempts, baseDelayMs: config.webhook.retryBaseMs, maxDelayMs: config.webhook.retryMaxMs },
     userAgent: `Waygate/${VERSION}`,
   });
+  const sinks = new Set<string>();
   const failover: FailoverService = new FailoverService({
     repo: new FailoverRepo(deps.storage.db),
     instances: deps.instances,
@@ -24,13 +25,32 @@ export const failoverModule: ModuleFactory = async (deps) => {
     log: deps.log,
     tokenGraceSeconds: config.tokenGraceSeconds,
     // Each group gets its own durable sink, added before lanes resume (so a restart delivers what waits).
-    groupAdded: (groupId) => deps.bus.addDurableSink(new GroupWebhookSink(groupId, failover, webhook)),
+    groupAdded: (groupId) => {
+      if (sinks.has(groupId)) return;
+      sinks.add(groupId);
+      deps.bus.addDurableSink(new GroupWebhookSink(groupId, failover, webhook));
+    },
   });
   await failover.loadAll();
+  // Read while active: nobody else writes the groups, so there is nothing to read again at start.
+  let current = deps.active();
   deps.resolvers.instance.push((key, request) => failover.resolve(key, request));
   // Retrying a refused send on the next member needs the built message and each attempt's outcome:
   // the sending service routes through us rather than a wrapper around the routes.
   deps.sending.routeWith(failover);
   deps.instances.onDeletion({ instanceDeleted: (id) => failover.instanceDeleted(id) });
-  return { name: 'failover', routes: [failoverRoutes(failover)], stop: () => failover.settled() };
+  return {
+    name: 'failover',
+    routes: [failoverRoutes(failover)],
+    async start() {
+      // A standby taking over reads again what the active process changed meanwhile, and delivers
+      // what waits for groups it had not seen.
+      if (current) return;
+      current = true;
+      const known = sinks.size;
+      await failover.loadAll();
+      if (sinks.size > known) await deps.dispatcher.resume();
+    },
+    stop: () => failover.settled(),
+  };
 };

@@ -89,13 +89,19 @@ export class FailoverService implements SendRouter {
 
   constructor(private readonly deps: FailoverDeps) {}
 
+  /** Reads every group, token and sticky recipient (at start, and again when this process becomes the active one). */
   async loadAll(): Promise<void> {
-    for (const group of await this.deps.repo.all()) {
+    const [groups, tokens, sticky] = await Promise.all([this.deps.repo.all(), this.deps.repo.tokens(), this.deps.repo.sticky(MAX_STICKY)]);
+    // Swapped in one step, so a request never sees the maps half filled.
+    this.groups.clear();
+    this.tokens.clear();
+    this.stickyMembers.clear();
+    for (const group of groups) {
       this.groups.set(group.id, group);
       this.deps.groupAdded(group.id);
     }
-    for (const token of await this.deps.repo.tokens()) this.tokens.set(token.hash, token);
-    for (const { groupId, recipient, instanceId } of await this.deps.repo.sticky(MAX_STICKY)) this.stickyMembers.set(`${groupId}\u0000${recipient}`, instanceId);
+    for (const token of tokens) this.tokens.set(token.hash, token);
+    for (const { groupId, recipient, instanceId } of sticky) this.stickyMembers.set(`${groupId}\u0000${recipient}`, instanceId);
   }
 
   /** Resolves once the sticky assignments written so far are stored (at close). */
