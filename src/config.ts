@@ -59,6 +59,8 @@ export interface Config {
   messageRetentionDays: number;
   /** Pacing of /send/batch/text: default and smallest gap between two sends of one instance. */
   batch: { intervalMs: number; minIntervalMs: number };
+  /** HEALTH_INTERVAL_MS: health scores read the delivery backlog and dead-letter counts at most this often. */
+  healthIntervalMs: number;
   /** The MCP server at /mcp (docs/mcp.md). */
   mcp: McpConfig;
 }
@@ -282,6 +284,7 @@ export function loadConfig(env: Env = process.env): Config {
     s3,
     messageRetentionDays: integer(env, 'MESSAGE_RETENTION_DAYS', 30, 0, 36_500),
     batch: { intervalMs: batchIntervalMs, minIntervalMs: batchMinIntervalMs },
+    healthIntervalMs: integer(env, 'HEALTH_INTERVAL_MS', 5000, 100, 3_600_000),
     mcp: mcpConfig(env, text(env, 'HOST') ?? '0.0.0.0'),
   };
 }

@@ -62,6 +62,16 @@ export const errors = {
   mcpSessionNeeded: () =>
     new AppError('mcp_session_needed', 405, 'GET and DELETE on /mcp need an Mcp-Session-Id (open a session with initialize); POST works without one'),
   mcpTooManySessions: () => new AppError('mcp_too_many_sessions', 503, 'too many open MCP sessions; close one or retry later (MCP_MAX_SESSIONS)'),
+  // admin/: failover groups
+  failoverGroupNotFound: (groupId: string) => new AppError('failover_group_not_found', 404, `failover group ${groupId} not found`),
+  failoverGroupNameTaken: (name: string) => new AppError('failover_group_name_taken', 409, `a failover group named ${name} already exists`),
+  failoverUnknownMembers: (ids: string[]) => new AppError('failover_unknown_members', 400, `members: no instance with id ${ids.join(', ')}`),
+  /** A failover-group token on an instance route other than /send/*. */
+  groupTokenSendOnly: () =>
+    new AppError('group_token_send_only', 403, 'a failover-group token may only call the /send/* routes; use an instance token for this route'),
+  /** No member of the group is connected with health at or above minHealth (or every one refused the send). */
+  failoverNoEligibleMember: (name: string, detail: string) =>
+    new AppError('failover_no_eligible_member', 503, `no member of failover group ${name} can send now: ${detail}`),
   sunset: () =>
     new AppError('gone', 410, 'unprefixed routes were removed on 2027-01-01; use the same path under /api/v1'),
 } as const;

@@ -65,12 +65,16 @@ import { openStorage, type OpenOptions, type Storage } from './storage/db.js';
 import { VERSION } from './version.js';
 import { createLogger } from './logger.js';
 import { emptyResolvers } from './http/auth.js';
+import { backlogCounts } from './health/repo.js';
+import { healthRoutes, registerHealthMetric } from './health/routes.js';
+import { HealthService } from './health/service.js';
 import type { GatewayModule, ModuleDeps, ModuleFactory } from './modules.js';
 import { chatwootModule } from './integrations/chatwoot/index.js';
 import { mcpModule } from './mcp/module.js';
+import { failoverModule } from './admin/failover/module.js';
 
 /** Feature modules, in order: each adds its routes, credentials, sinks and background work. */
-const FEATURES: ModuleFactory[] = [chatwootModule, mcpModule];
+const FEATURES: ModuleFactory[] = [chatwootModule, mcpModule, failoverModule];
 import { acquireActiveLease } from './storage/active-lease.js';
 
 export interface GatewayOptions {
@@ -233,7 +237,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
     log,
   );
-  const deadLetters = new DeadLetterService(deadLetterStore, instances, webhook, clock);
+  const deadLetters = new DeadLetterService(deadLetterStore, instances, webhook, clock, (name) => dispatcher.sink(name));
   const sandbox = new SandboxService(world, sessions, instances);
   const calls = new CallService(sessions, instances, log);
   calls.watchIncomingCalls();
@@ -246,6 +250,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     channels: channelHealth,
     active: () => lease.role === 'active',
   });
+
+  // Health scores (src/health/): shared, since instance routes show them and failover groups pick by them.
+  const health = new HealthService({ instances, clock, backlog: () => backlogCounts(storage.db), intervalMs: config.healthIntervalMs });
+  health.watch(sessions, messaging);
+  registerHealthMetric(metrics, health, instances);
 
   const resolvers = emptyResolvers();
   const moduleDeps: ModuleDeps = {
@@ -262,6 +271,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     media: mediaStore,
     messages: messageStore,
     sending: messaging,
+    health,
     resolvers,
     metrics,
     adminKey: admin.key,
@@ -287,7 +297,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         channels: channelHealth,
         role: () => lease.role,
       }),
-      instanceRoutes(instances, sessions),
+      instanceRoutes(instances, sessions, health),
+      healthRoutes(health),
       sendRoutes(messaging, batches, config.media.bodyLimitBytes),
       messageRoutes(messaging),
       messageActionRoutes(messageActions),

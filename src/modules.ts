@@ -21,6 +21,11 @@ import type { MessagingService } from './sending/service.js';
 import type { SessionRegistry } from './sessions/registry.js';
 import type { Storage } from './storage/db.js';
 
+/** An instance's health score (health/): 0 to 100 with the reasons that lowered it. */
+export interface HealthSource {
+  scoreOf(instanceId: string): Promise<{ score: number; reasons: string[] }>;
+}
+
 /** The shared services every module may use. */
 export interface ModuleDeps {
   config: Config;
@@ -39,6 +44,8 @@ export interface ModuleDeps {
   sending: MessagingService;
   /** Add credentials (a user's JWT, a failover-group token) to the one auth hook. */
   resolvers: CredentialResolvers;
+  /** Health scores of instances (failover groups pick members by them). */
+  health?: HealthSource;
   /** /metrics: register gauges and counters here. */
   metrics: Registry;
   adminKey: string;

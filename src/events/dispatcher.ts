@@ -54,6 +54,10 @@ export class OutboxDispatcher {
     this.sinks.set(sink.name, sink);
   }
 
+  sink(name: string): DurableSink | undefined {
+    return this.sinks.get(name);
+  }
+
   sinkNames(): string[] {
     return [...this.sinks.keys()];
   }

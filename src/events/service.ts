@@ -4,6 +4,7 @@ import { errors } from '../errors.js';
 import type { InstanceService } from '../instances/service.js';
 import type { EventType } from '../network/port.js';
 import type { DeadLetter, DeadLetterStore } from './dead-letters.js';
+import type { DurableSink } from './sink.js';
 import type { WebhookSink } from './sinks/webhook.js';
 
 export function deadLetterView(letter: DeadLetter) {
@@ -27,6 +28,8 @@ export class DeadLetterService {
     private readonly instances: InstanceService,
     private readonly webhook: WebhookSink,
     private readonly clock: Clock,
+    /** The durable sink that buried a letter, when it is not the instance webhook (see DurableSink.redeliver). */
+    private readonly sinkNamed: (name: string) => DurableSink | undefined = () => undefined,
   ) {}
 
   async list(instanceId: string, offset: number, limit: number) {
@@ -36,14 +39,17 @@ export class DeadLetterService {
   }
 
   /**
-   * Sends a dead letter once more to the instance's current webhook URL. Delivered: the dead letter
+   * Sends a dead letter once more to the instance's current webhook URL (or, for a sink with its
+   * own target such as a failover group's webhook, through that sink). Delivered: the dead letter
    * is removed. Failed: it stays, with its attempt count and last error updated.
    */
   async retry(id: string) {
     const letter = await this.store.get(id);
     if (!letter) throw errors.notFound('dead letter');
     const instance = await this.instances.get(letter.instanceId);
-    const result = await this.webhook.post({ body: letter.body, eventId: letter.eventId, type: letter.event as EventType }, instance);
+    const entry = { body: letter.body, eventId: letter.eventId, type: letter.event as EventType };
+    const sink = letter.sink === this.webhook.name ? undefined : this.sinkNamed(letter.sink);
+    const result = sink?.redeliver ? await sink.redeliver(entry, instance) : await this.webhook.post(entry, instance);
     const attempts = letter.attempts + 1;
     if (result.ok) {
       await this.store.remove(id);

@@ -68,7 +68,7 @@ describe.each(DIALECTS)('instances on %s', (dialect) => {
     const a = await createInstance(gw);
     const res = await gw.api('GET', '/api/v1/instance/status', { key: a.token });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ instanceId: a.id, instanceName: a.name, status: 'created' });
+    expect(res.body).toEqual({ instanceId: a.id, instanceName: a.name, status: 'created', health: { score: 0, reasons: ['never connected (-100)'] } });
   });
 
   it('deletes an instance with its tokens; 404 for unknown ids', async () => {

@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import { ADMIN, errorResponses, INSTANCE, InstanceIdParams, Page, PagingQuery } from '../http/schemas.js';
 import { callerInstance, type RoutePlugin } from '../http/types.js';
+import type { HealthSource } from '../modules.js';
 import type { SessionRegistry } from '../sessions/registry.js';
 import { errors } from '../errors.js';
 import * as S from './schema.js';
@@ -11,7 +12,7 @@ const tags = ['instance'];
 const admin = { access: 'admin' as const };
 const instance = { access: 'instance' as const };
 
-export function instanceRoutes(instances: InstanceService, sessions: SessionRegistry): RoutePlugin {
+export function instanceRoutes(instances: InstanceService, sessions: SessionRegistry, health?: HealthSource): RoutePlugin {
   return async (app) => {
     app.post('/instance/create', {
       config: admin,
@@ -38,13 +39,14 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
       config: admin,
       schema: {
         tags, security: ADMIN, summary: 'List instances',
-        description: 'Every instance, oldest first, paged with `offset`/`limit`. Tokens and webhook secrets are never listed.',
+        description: 'Every instance, oldest first, paged with `offset`/`limit`, each with its `health` score and reasons. Tokens and webhook secrets are never listed.',
         querystring: PagingQuery, response: { 200: Page(S.InstanceView), ...errorResponses(401, 403) },
       },
     }, async (request) => {
       const { offset, limit } = request.query;
       const { items, total } = await instances.list(offset, limit);
-      return { items: items.map(publicInstance), total, offset, limit };
+      const views = await Promise.all(items.map(async (item) => ({ ...publicInstance(item), ...(health ? { health: await health.scoreOf(item.id) } : {}) })));
+      return { items: views, total, offset, limit };
     });
 
     app.delete('/instance/delete/:instance_id', {
@@ -63,6 +65,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
       config: instance,
       schema: {
         tags, security: INSTANCE, summary: 'Connection status of the calling instance',
+        description: '`status`, `number` when linked, and `health`: the score (0 to 100) and its reasons (details in GET /instance/health).',
         response: { 200: S.StatusReply, ...errorResponses(401, 403) },
       },
     }, async (request) => {
@@ -72,6 +75,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         instanceName: current.name,
         status: current.status,
         ...(current.number !== null ? { number: current.number } : {}),
+        ...(health ? { health: await health.scoreOf(current.id) } : {}),
       };
     });
 

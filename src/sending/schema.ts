@@ -51,6 +51,7 @@ export const MessageKey = Type.Object({
 });
 
 export const SendReply = Type.Object({
+  instanceId: Type.String({ description: 'The instance that sent it: the caller, or with a failover-group token the member that served.' }),
   key: MessageKey,
   messageTimestamp: Type.Integer({ description: 'Unix seconds.' }),
   status: Type.Union([Type.Literal('SENT'), Type.Literal('PENDING')], {
@@ -622,5 +623,5 @@ const STANDARD_ERRORS: Record<number, string> = {
   401: 'Missing or invalid `apikey`, or a rotated token past its grace period.',
   403: 'The admin key on an instance route.',
   429: 'Rate limit exceeded (`retryAfter` in seconds).',
-  503: 'The instance network driver is not available.',
+  503: 'The instance network driver is not available, or (failover-group token) no member of the group can send: `failover_no_eligible_member`.',
 };

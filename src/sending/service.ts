@@ -65,7 +65,52 @@ function buttons(list: ButtonBody[], field: string): MessageButton[] {
   });
 }
 
+/** A send's reply: what the network accepted and the instance that sent it (a failover group's member). */
+export type SendResult = SentMessage & { instanceId: string };
+
+/**
+ * How one attempt to put a message on the network ended, for observers (health/ scores):
+ * `sent`; `refused` before it reached the network (not connected, network unavailable, rate-limited
+ * by the network), so another instance may send it; `failed` on the way (it may have reached the
+ * network: never sent again); `rejected` for the caller's own mistakes (bad input, unknown quote).
+ */
+export type SendOutcome = 'sent' | 'refused' | 'failed' | 'rejected';
+
+export interface SendAttempt {
+  instanceId: string;
+  outcome: SendOutcome;
+  /** Time from the session lookup to the network's answer. */
+  ms: number;
+  /** The AppError code when it did not succeed. */
+  code?: string;
+}
+
+/** Error codes that mean the message never reached the network. */
+const REFUSED_CODES = new Set(['instance_not_connected', 'network_unavailable', 'network_rate_limited']);
+
+export function sendOutcomeOf(error: unknown): Exclude<SendOutcome, 'sent'> {
+  if (error instanceof AppError) {
+    if (REFUSED_CODES.has(error.code)) return 'refused';
+    // 501: the driver lacks the kind; the caller's choice, not the instance's trouble.
+    return error.status >= 500 && error.status !== 501 ? 'failed' : 'rejected';
+  }
+  return 'failed';
+}
+
+/**
+ * Picks the instance that really sends (admin/failover: a group token's member, tried again on the
+ * next member when refused). `routes` says whether it handles the instance the caller got from
+ * authentication; `send` then calls `attempt` once per member it tries (the message is built once, media included).
+ */
+export interface SendRouter {
+  routes(instance: Instance): boolean;
+  send(instance: Instance, message: OutgoingMessage, attempt: (member: Instance) => Promise<SendResult>): Promise<SendResult>;
+}
+
 export class MessagingService {
+  private readonly observers: ((attempt: SendAttempt) => void)[] = [];
+  private router: SendRouter | undefined;
+
   constructor(
     private readonly sessions: SessionRegistry,
     private readonly instances: InstanceService,
@@ -75,8 +120,8 @@ export class MessagingService {
   ) {}
 
   /** 409 `instance_not_connected` unless the instance is connected; the SEND_MESSAGE event follows. */
-  async send(instance: Instance, message: OutgoingMessage): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async send(instance: Instance, message: OutgoingMessage): Promise<SendResult> {
+    const session = await this.sender(instance);
     return session.send(message);
   }
 
@@ -87,8 +132,8 @@ export class MessagingService {
     return found;
   }
 
-  async sendText(instance: Instance, body: Static<typeof S.SendTextBody>): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async sendText(instance: Instance, body: Static<typeof S.SendTextBody>): Promise<SendResult> {
+    const session = await this.sender(instance);
     return session.send({
       kind: 'text',
       ...(await this.addressed(instance, body)),
@@ -97,8 +142,8 @@ export class MessagingService {
     });
   }
 
-  async sendMedia(instance: Instance, body: Static<typeof S.SendMediaBody>): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async sendMedia(instance: Instance, body: Static<typeof S.SendMediaBody>): Promise<SendResult> {
+    const session = await this.sender(instance);
     if (body.voiceNote && body.type !== undefined && body.type !== 'audio') throw errors.badRequest('voiceNote applies to type audio only');
     if (body.caption && (body.type === 'audio' || body.voiceNote)) throw errors.badRequest('caption is not shown on audio; leave it out');
     const addressed = await this.addressed(instance, body);
@@ -114,8 +159,8 @@ export class MessagingService {
     });
   }
 
-  async sendLink(instance: Instance, body: Static<typeof S.SendLinkBody>): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async sendLink(instance: Instance, body: Static<typeof S.SendLinkBody>): Promise<SendResult> {
+    const session = await this.sender(instance);
     const addressed = await this.addressed(instance, body);
     const text = body.text === undefined ? body.url : body.text.includes(body.url) ? body.text : `${body.text}\n${body.url}`;
     if (text.length > LIMITS.text) throw errors.badRequest(`text with the URL is longer than ${LIMITS.text} characters`);
@@ -131,8 +176,8 @@ export class MessagingService {
     });
   }
 
-  async sendLocation(instance: Instance, body: Static<typeof S.SendLocationBody>): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async sendLocation(instance: Instance, body: Static<typeof S.SendLocationBody>): Promise<SendResult> {
+    const session = await this.sender(instance);
     return session.send({
       kind: 'location',
       ...(await this.addressed(instance, body)),
@@ -144,13 +189,13 @@ export class MessagingService {
     });
   }
 
-  async sendContact(instance: Instance, body: Static<typeof S.SendContactBody>): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async sendContact(instance: Instance, body: Static<typeof S.SendContactBody>): Promise<SendResult> {
+    const session = await this.sender(instance);
     return session.send({ kind: 'contact', ...(await this.addressed(instance, body)), contacts: contactCards(body.contacts) });
   }
 
-  async sendButtons(instance: Instance, body: Static<typeof S.SendButtonBody>): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async sendButtons(instance: Instance, body: Static<typeof S.SendButtonBody>): Promise<SendResult> {
+    const session = await this.sender(instance);
     const list = buttons(body.buttons, 'buttons');
     const addressed = await this.addressed(instance, body);
     let header: { mediaType: 'image' | 'video'; media: MediaPayload } | undefined;
@@ -169,8 +214,8 @@ export class MessagingService {
     });
   }
 
-  async sendList(instance: Instance, body: Static<typeof S.SendListBody>): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async sendList(instance: Instance, body: Static<typeof S.SendListBody>): Promise<SendResult> {
+    const session = await this.sender(instance);
     const rows = body.sections.reduce((sum, section) => sum + section.rows.length, 0);
     if (rows > LIMITS.listRows) throw errors.badRequest(`sections hold ${rows} rows; a list has at most ${LIMITS.listRows} rows in all`);
     const ids = new Set<string>();
@@ -194,8 +239,8 @@ export class MessagingService {
     });
   }
 
-  async sendPoll(instance: Instance, body: Static<typeof S.SendPollBody>): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async sendPoll(instance: Instance, body: Static<typeof S.SendPollBody>): Promise<SendResult> {
+    const session = await this.sender(instance);
     const selectableCount = body.selectableCount ?? 1;
     if (selectableCount > body.options.length) {
       throw errors.badRequest(`selectableCount (${selectableCount}) is more than the ${body.options.length} options`);
@@ -209,15 +254,15 @@ export class MessagingService {
     });
   }
 
-  async sendSticker(instance: Instance, body: Static<typeof S.SendStickerBody>): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async sendSticker(instance: Instance, body: Static<typeof S.SendStickerBody>): Promise<SendResult> {
+    const session = await this.sender(instance);
     const addressed = await this.addressed(instance, body);
     const media = await this.resolver.sticker(mediaSource(body.media, 'media'), 'media');
     return session.send({ kind: 'sticker', ...addressed, media });
   }
 
-  async sendPix(instance: Instance, body: Static<typeof S.SendPixBody>): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async sendPix(instance: Instance, body: Static<typeof S.SendPixBody>): Promise<SendResult> {
+    const session = await this.sender(instance);
     const key = normalisePixKey(body.keyType, body.key);
     const amountCents = body.amount === undefined ? undefined : amountInCents(body.amount);
     return session.send({
@@ -231,8 +276,8 @@ export class MessagingService {
     });
   }
 
-  async sendCarousel(instance: Instance, body: Static<typeof S.SendCarouselBody>): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async sendCarousel(instance: Instance, body: Static<typeof S.SendCarouselBody>): Promise<SendResult> {
+    const session = await this.sender(instance);
     const first = body.cards[0]!;
     body.cards.forEach((card, i) => {
       if (card.buttons.length !== first.buttons.length) {
@@ -264,8 +309,8 @@ export class MessagingService {
     return session.send({ kind: 'carousel', ...addressed, text: body.text, ...(body.footer ? { footer: body.footer } : {}), cards });
   }
 
-  async forward(instance: Instance, body: Static<typeof S.SendForwardBody>): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async forward(instance: Instance, body: Static<typeof S.SendForwardBody>): Promise<SendResult> {
+    const session = await this.sender(instance);
     const original = await this.stored(instance, body.messageId);
     let media: MediaPayload | undefined;
     if (original.media) {
@@ -287,8 +332,8 @@ export class MessagingService {
     });
   }
 
-  async sendStatusText(instance: Instance, body: Static<typeof S.SendStatusTextBody>): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async sendStatusText(instance: Instance, body: Static<typeof S.SendStatusTextBody>): Promise<SendResult> {
+    const session = await this.sender(instance);
     return session.send({
       kind: 'status_text',
       audience: body.audience,
@@ -298,8 +343,8 @@ export class MessagingService {
     });
   }
 
-  async sendStatusMedia(instance: Instance, body: Static<typeof S.SendStatusMediaBody>): Promise<SentMessage> {
-    const session = await this.sessions.connected(instance);
+  async sendStatusMedia(instance: Instance, body: Static<typeof S.SendStatusMediaBody>): Promise<SendResult> {
+    const session = await this.sender(instance);
     const { mediaType, media } = await this.resolver.visual(mediaSource(body.media, 'media'), 'media', true);
     if (body.caption && mediaType === 'audio') throw errors.badRequest('caption is not shown on audio; leave it out');
     return session.send({
@@ -309,6 +354,45 @@ export class MessagingService {
       media,
       ...(body.caption ? { caption: body.caption } : {}),
     });
+  }
+
+  /** Hears every attempt to send (health/ scores); must not throw or block. */
+  onAttempt(observer: (attempt: SendAttempt) => void): void {
+    this.observers.push(observer);
+  }
+
+  /** The one router of sends (admin/failover groups). */
+  routeWith(router: SendRouter): void {
+    this.router = router;
+  }
+
+  /**
+   * What the send methods send through: the connected check comes first (a 409 before any media is
+   * fetched) unless a router picks the member, and every attempt is timed and reported.
+   */
+  private async sender(instance: Instance): Promise<{ send(message: OutgoingMessage): Promise<SendResult> }> {
+    const router = this.router?.routes(instance) ? this.router : undefined;
+    if (!router) await this.sessions.connected(instance);
+    return {
+      send: (message) => (router ? router.send(instance, message, (member) => this.attempt(member, message)) : this.attempt(instance, message)),
+    };
+  }
+
+  private async attempt(instance: Instance, message: OutgoingMessage): Promise<SendResult> {
+    const started = performance.now();
+    try {
+      const sent = await (await this.sessions.connected(instance)).send(message);
+      this.report({ instanceId: instance.id, outcome: 'sent', ms: performance.now() - started });
+      return { ...sent, instanceId: instance.id };
+    } catch (error) {
+      const code = error instanceof AppError ? error.code : 'internal';
+      this.report({ instanceId: instance.id, outcome: sendOutcomeOf(error), ms: performance.now() - started, code });
+      throw error;
+    }
+  }
+
+  private report(attempt: SendAttempt): void {
+    for (const observer of this.observers) observer(attempt);
   }
 
   /** The connected session, for callers that send several messages (the batch runner). */

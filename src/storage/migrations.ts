@@ -299,6 +299,48 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('chatwoot_messages_cw').on('chatwoot_messages').columns(['instance_id', 'cw_message_id']).execute();
       },
     },
+    // admin/failover: failover groups (src/admin/failover/repo.ts).
+    '0011_admin_failover': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('failover_groups')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('name', 'text', (c) => c.notNull().unique())
+          .addColumn('policy', 'text', (c) => c.notNull())
+          .addColumn('min_health', 'integer', (c) => c.notNull())
+          .addColumn('sticky', 'integer', (c) => c.notNull())
+          .addColumn('webhook_url', 'text')
+          .addColumn('webhook_secret', 'text', (c) => c.notNull())
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('failover_group_members')
+          .addColumn('group_id', 'text', (c) => c.notNull().references('failover_groups.id').onDelete('cascade'))
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('position', 'integer', (c) => c.notNull())
+          .addPrimaryKeyConstraint('failover_group_members_pk', ['group_id', 'instance_id'])
+          .execute();
+        await db.schema.createIndex('failover_group_members_instance').on('failover_group_members').column('instance_id').execute();
+        await db.schema
+          .createTable('failover_group_tokens')
+          .addColumn('hash', 'text', (c) => c.primaryKey())
+          .addColumn('group_id', 'text', (c) => c.notNull().references('failover_groups.id').onDelete('cascade'))
+          .addColumn('valid_until', sql.raw(big))
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('failover_group_tokens_group').on('failover_group_tokens').column('group_id').execute();
+        await db.schema
+          .createTable('failover_sticky')
+          .addColumn('group_id', 'text', (c) => c.notNull().references('failover_groups.id').onDelete('cascade'))
+          .addColumn('recipient', 'text', (c) => c.notNull())
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .addPrimaryKeyConstraint('failover_sticky_pk', ['group_id', 'recipient'])
+          .execute();
+        await db.schema.createIndex('failover_sticky_time').on('failover_sticky').column('updated_at').execute();
+      },
+    },
   };
 }
 

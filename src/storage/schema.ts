@@ -250,6 +250,44 @@ export interface ChatwootMessagesTable {
   created_at: number;
 }
 
+// admin/failover: failover groups, their members in priority order, and their tokens (SHA-256 only).
+export interface FailoverGroupsTable {
+  id: string;
+  name: string;
+  /** priority | round-robin | least-loaded */
+  policy: string;
+  min_health: number;
+  /** 1: a recipient keeps the member that last served it while that member is eligible. */
+  sticky: number;
+  webhook_url: string | null;
+  webhook_secret: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface FailoverGroupMembersTable {
+  group_id: string;
+  instance_id: string;
+  /** 0 is tried first (the priority order). */
+  position: number;
+}
+
+export interface FailoverGroupTokensTable {
+  hash: string;
+  group_id: string;
+  /** null for the primary token; a rotated token's end of grace. */
+  valid_until: number | null;
+  created_at: number;
+}
+
+/** Which member last served a recipient of a sticky group. */
+export interface FailoverStickyTable {
+  group_id: string;
+  recipient: string;
+  instance_id: string;
+  updated_at: number;
+}
+
 export interface Database {
   instances: InstancesTable;
   instance_tokens: InstanceTokensTable;
@@ -272,6 +310,10 @@ export interface Database {
   chatwoot_configs: ChatwootConfigsTable;
   chatwoot_chats: ChatwootChatsTable;
   chatwoot_messages: ChatwootMessagesTable;
+  failover_groups: FailoverGroupsTable;
+  failover_group_members: FailoverGroupMembersTable;
+  failover_group_tokens: FailoverGroupTokensTable;
+  failover_sticky: FailoverStickyTable;
 }
 
 export type InstanceRow = Selectable<InstancesTable>;
