@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectedInstance, startGateway, uniqueNumber, type TestGateway } from '../../test/support/gateway.js';
 import { MediaServer, makeSamples, type Samples } from '../../test/support/media.js';
 import { AppError } from '../errors.js';
-import { isPublicAddress } from './address.js';
+import { ipLiteral, isPublicAddress } from './address.js';
 import { safeMimetype } from './resolver.js';
 import { MediaFetcher } from './fetch.js';
 
@@ -59,6 +59,32 @@ describe('which addresses are public', () => {
       expect(isPublicAddress(address), address).toBe(false);
     }
     for (const address of ['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {
+      expect(isPublicAddress(address), address).toBe(true);
+    }
+  });
+
+  it('judges IPv6 forms that embed an IPv4 address by that address, and allows only global unicast IPv6', () => {
+    // As URL hosts: [::127.0.0.1] becomes [::7f00:1], which looked like plain unicast.
+    for (const host of ['[::127.0.0.1]', '[::169.254.169.254]', '[::10.0.0.1]', '[::ffff:7f00:1]', '[0:0:0:0:0:ffff:a9fe:a9fe]']) {
+      const literal = ipLiteral(new URL(`http://${host}/`).hostname)!;
+      expect(isPublicAddress(literal), host).toBe(false);
+    }
+    for (const address of [
+      '::7f00:1',
+      '::a9fe:a9fe',
+      '2002:7f00:1::1', // 6to4 of 127.0.0.1
+      '2002:a00:1::', // 6to4 of 10.0.0.1
+      '64:ff9b::7f00:1', // NAT64 of 127.0.0.1
+      '64:ff9b::a9fe:a9fe', // NAT64 of 169.254.169.254
+      '64:ff9b:1::1', // local-use NAT64
+      '2001::1', // Teredo
+      '2001:db8::1', // documentation
+      '100::1', // discard
+      '4000::1', // outside 2000::/3
+    ]) {
+      expect(isPublicAddress(address), address).toBe(false);
+    }
+    for (const address of ['::808:808', '2002:808:808::1', '64:ff9b::808:808', '2a00:1450:4001::200e']) {
       expect(isPublicAddress(address), address).toBe(true);
     }
   });
