@@ -46,7 +46,8 @@ export interface Config {
   rateLimit: { windowSeconds: number; perIp: number; perKey: number };
   logLevel: LogLevel;
   bodyLimitBytes: number;
-  webhook: { timeoutMs: number; maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
+  /** allowPrivateUrls (WEBHOOK_ALLOW_PRIVATE_URLS): webhook URLs set with an instance token may reach private addresses. */
+  webhook: { timeoutMs: number; maxAttempts: number; retryBaseMs: number; retryMaxMs: number; allowPrivateUrls: boolean };
   websocket: { maxBufferedBytes: number; pingIntervalMs: number };
   sandbox: { qrIntervalMs: number; qrMaxAttempts: number; reconnectDelayMs: number };
   /** The WhatsApp driver (docs/whatsapp.md). */
@@ -269,6 +270,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', 5, 1, 100),
       retryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 1000, 1, 3_600_000),
       retryMaxMs: integer(env, 'WEBHOOK_RETRY_MAX_MS', 60_000, 1, 86_400_000),
+      allowPrivateUrls: flag(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
     },
     websocket: {
       maxBufferedBytes: integer(env, 'WS_MAX_BUFFERED_BYTES', 4_194_304, 1024, 1_073_741_824),

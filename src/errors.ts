@@ -72,6 +72,9 @@ export const errors = {
   /** No member of the group is connected with health at or above minHealth (or every one refused the send). */
   failoverNoEligibleMember: (name: string, detail: string) =>
     new AppError('failover_no_eligible_member', 503, `no member of failover group ${name} can send now: ${detail}`),
+  // security: outbound targets (webhooks) and request admission
+  /** A webhook URL set with an instance token points at a private or loopback address. */
+  webhookUrlRefused: (message: string) => new AppError('webhook_url_refused', 422, message),
   sunset: () =>
     new AppError('gone', 410, 'unprefixed routes were removed on 2027-01-01; use the same path under /api/v1'),
 } as const;

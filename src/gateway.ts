@@ -23,6 +23,7 @@ import { InstanceRepo } from './instances/repo.js';
 import { instanceRoutes } from './instances/routes.js';
 import { InstanceService } from './instances/service.js';
 import { createMediaStore } from './media/index.js';
+import { nonPublicTarget } from './media/address.js';
 import { MediaFetcher } from './media/fetch.js';
 import { MediaResolver } from './media/resolver.js';
 import type { MediaStore } from './media/store.js';
@@ -119,13 +120,16 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const storage = await openStorage(config.databaseUrl, options.storage ?? (config.databaseSchema ? { schema: config.databaseSchema } : {}));
 
 
-  const instances = new InstanceService(new InstanceRepo(storage.db), clock, config.tokenGraceSeconds, config.tokenCache);
+  // Webhook URLs an instance token sets must reach public addresses unless WEBHOOK_ALLOW_PRIVATE_URLS.
+  const webhookGuard = config.webhook.allowPrivateUrls ? undefined : (url: string) => nonPublicTarget(new URL(url));
+  const instances = new InstanceService(new InstanceRepo(storage.db), clock, config.tokenGraceSeconds, config.tokenCache, webhookGuard);
   const outbox = new OutboxStore(storage.db);
   const deadLetterStore = new DeadLetterStore(storage.db);
   const webhook = new WebhookSink({
     timeoutMs: config.webhook.timeoutMs,
     retry: { maxAttempts: config.webhook.maxAttempts, baseDelayMs: config.webhook.retryBaseMs, maxDelayMs: config.webhook.retryMaxMs },
     userAgent: `Waygate/${VERSION}`,
+    allowPrivate: config.webhook.allowPrivateUrls,
   });
   const log = options.logger ?? createLogger(config.logLevel);
   // Set once the gateway exists: what to do when it must stop being the active process.

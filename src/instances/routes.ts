@@ -6,7 +6,7 @@ import type { HealthSource } from '../modules.js';
 import type { SessionRegistry } from '../sessions/registry.js';
 import { errors } from '../errors.js';
 import * as S from './schema.js';
-import { maskProxyPassword, publicInstance, type Instance, type InstanceService } from './service.js';
+import { maskProxyPassword, maskUrlPassword, publicInstance, type Instance, type InstanceService } from './service.js';
 
 const tags = ['instance'];
 const admin = { access: 'admin' as const };
@@ -18,7 +18,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
       config: admin,
       schema: {
         tags, security: ADMIN, summary: 'Create an instance',
-        description: 'Creates an instance with status `created`. The reply carries the instance `token` and the `webhookSecret`: both are shown only here (only a SHA-256 of the token is stored). When `webhookSecret` is omitted a random one is generated. 409 when the name is taken.',
+        description: 'Creates an instance with status `created`. The reply carries the instance `token` and the `webhookSecret`: both are shown only here (only a SHA-256 of the token is stored). When `webhookSecret` is omitted a random one is generated. A `webhookUrl` set here is set by the admin key, so it may point at a private or loopback receiver (one on the same host); a URL changed later with the instance token may not (see POST /instance/webhook). 409 when the name is taken.',
         body: S.CreateBody, response: { 201: S.CreateReply, ...errorResponses(401, 403, 409) },
       },
     }, async (request, reply) => {
@@ -39,7 +39,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
       config: admin,
       schema: {
         tags, security: ADMIN, summary: 'List instances',
-        description: 'Every instance, oldest first, paged with `offset`/`limit`, each with its `health` score and reasons. Tokens and webhook secrets are never listed.',
+        description: 'Every instance, oldest first, paged with `offset`/`limit`, each with its `health` score and reasons. Tokens and webhook secrets are never listed; passwords in webhook and proxy URLs are shown as `***`.',
         querystring: PagingQuery, response: { 200: Page(S.InstanceView), ...errorResponses(401, 403) },
       },
     }, async (request) => {
@@ -96,19 +96,19 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
       },
     }, async (request) => {
       const current = await instances.get(callerInstance(request).id);
-      return { webhookUrl: current.webhookUrl, webhookEvents: current.webhookEvents, secretSet: true };
+      return { webhookUrl: maskUrlPassword(current.webhookUrl), webhookEvents: current.webhookEvents, secretSet: true };
     });
 
     app.post('/instance/webhook', {
       config: instance,
       schema: {
         tags, security: INSTANCE, summary: 'Change webhook settings',
-        description: 'Changes any of `webhookUrl` (null stops webhook delivery), `webhookEvents` (the event filter for every channel) and `webhookSecret` (replaces the signing secret; it cannot be read back). Events already recorded keep their delivery; new ones follow the new settings.',
-        body: S.WebhookBody, response: { 200: S.WebhookReply, ...errorResponses(401, 403) },
+        description: 'Changes any of `webhookUrl` (null stops webhook delivery), `webhookEvents` (the event filter for every channel) and `webhookSecret` (replaces the signing secret; it cannot be read back). Events already recorded keep their delivery; new ones follow the new settings. A URL set here must reach a public address: a loopback, private, link-local or otherwise non-public target (as an IP literal or as a name resolving there) is refused with 422 unless WEBHOOK_ALLOW_PRIVATE_URLS=true; the address is checked again at every connection. A password in the URL is shown as `***`.',
+        body: S.WebhookBody, response: { 200: S.WebhookReply, ...errorResponses(400, 401, 403, 422) },
       },
     }, async (request) => {
       const updated = await instances.updateWebhook(callerInstance(request).id, request.body);
-      return { webhookUrl: updated.webhookUrl, webhookEvents: updated.webhookEvents, secretSet: true };
+      return { webhookUrl: maskUrlPassword(updated.webhookUrl), webhookEvents: updated.webhookEvents, secretSet: true };
     });
 
     app.get('/instance/settings', {

@@ -21,6 +21,8 @@ export interface Instance {
   status: InstanceStatus;
   number: string | null;
   webhookUrl: string | null;
+  /** The admin key set webhookUrl: its deliveries may reach private and loopback addresses. */
+  webhookAdminSet: boolean;
   webhookSecret: string;
   webhookEvents: EventFilter;
   settings: InstanceSettings;
@@ -43,6 +45,15 @@ export interface WebhookSettingsInput {
   webhookSecret?: string | undefined;
 }
 
+/**
+ * Why a webhook URL set with an instance token may not be used (a private or loopback target), or
+ * undefined when it may. Absent: every URL is allowed (WEBHOOK_ALLOW_PRIVATE_URLS).
+ */
+export type WebhookUrlGuard = (url: string) => Promise<string | undefined>;
+
+/** Hears that a token's grace period was set (rotation): the streams opened with it close then. */
+export type RotationListener = (instanceId: string, oldTokensValidUntil: number) => void;
+
 /** Something that must hear about instance deletion (sessions, caches). */
 export interface InstanceDeletionListener {
   instanceDeleted(id: string): Promise<void> | void;
@@ -56,6 +67,7 @@ function toInstance(row: InstanceRow): Instance {
     status: row.status as InstanceStatus,
     number: row.number,
     webhookUrl: row.webhook_url,
+    webhookAdminSet: row.webhook_admin_set === 1,
     webhookSecret: row.webhook_secret,
     webhookEvents: JSON.parse(row.webhook_events) as EventFilter,
     settings: JSON.parse(row.settings) as InstanceSettings,
@@ -89,6 +101,7 @@ export class InstanceService {
     private readonly clock: Clock,
     private readonly tokenGraceSeconds: number,
     tokenCache: { size: number; ttlSeconds: number } = { size: 10_000, ttlSeconds: 30 },
+    private readonly webhookGuard?: WebhookUrlGuard,
   ) {
     this.tokens = new TokenCache(tokenCache.size, tokenCache.ttlSeconds * 1000);
   }
@@ -97,6 +110,7 @@ export class InstanceService {
     this.deletionListeners.push(listener);
   }
 
+  /** Created with the admin key: a webhookUrl given here is admin-set (private targets allowed). */
   async create(input: CreateInstanceInput): Promise<{ instance: Instance; token: string }> {
     if (await this.repo.findByName(input.instanceName)) {
       throw errors.conflict(`an instance named ${input.instanceName} already exists`);
@@ -111,6 +125,7 @@ export class InstanceService {
       status: 'created',
       number: null,
       webhook_url: input.webhookUrl ?? null,
+      webhook_admin_set: input.webhookUrl ? 1 : 0,
       webhook_secret: input.webhookSecret ?? randomToken(32),
       webhook_events: JSON.stringify(normalizeFilter(input.webhookEvents ?? 'ALL')),
       settings: '{}',
@@ -127,7 +142,7 @@ export class InstanceService {
       }
       throw error;
     }
-    return { instance: toInstance(row), token };
+    return { instance: toInstance({ ...row, webhook_admin_set: row.webhook_admin_set }), token };
   }
 
   async get(id: string): Promise<Instance> {
@@ -187,15 +202,26 @@ export class InstanceService {
     if (cached) this.cache.set(id, { ...cached, status, number: number === undefined ? cached.number : number });
   }
 
+  /** Changed with the instance token: a new webhookUrl must pass the guard (no private targets). */
   async updateWebhook(id: string, input: WebhookSettingsInput): Promise<Instance> {
     await this.get(id);
     const patch: Record<string, unknown> = { updated_at: this.clock.now() };
-    if (input.webhookUrl !== undefined) patch.webhook_url = input.webhookUrl;
+    if (input.webhookUrl) await this.checkWebhookUrl(input.webhookUrl);
+    if (input.webhookUrl !== undefined) {
+      patch.webhook_url = input.webhookUrl;
+      patch.webhook_admin_set = 0;
+    }
     if (input.webhookEvents !== undefined) patch.webhook_events = JSON.stringify(normalizeFilter(input.webhookEvents));
     if (input.webhookSecret !== undefined) patch.webhook_secret = input.webhookSecret;
     await this.repo.update(id, patch);
     this.cache.delete(id);
     return this.get(id);
+  }
+
+  private async checkWebhookUrl(url: string): Promise<void> {
+    if (!this.webhookGuard) return;
+    const refused = await this.webhookGuard(url);
+    if (refused) throw errors.webhookUrlRefused(`webhookUrl: ${refused}; private and loopback targets need WEBHOOK_ALLOW_PRIVATE_URLS=true or the admin key (set it at /instance/create)`);
   }
 
   async updateSettings(id: string, patch: Partial<Pick<Instance, 'proxyUrl'>> & { settings?: InstanceSettings }): Promise<Instance> {
@@ -247,12 +273,25 @@ export function publicInstance(instance: Instance) {
     network: instance.network,
     status: instance.status,
     number: instance.number,
-    webhookUrl: instance.webhookUrl,
+    webhookUrl: maskUrlPassword(instance.webhookUrl),
     webhookEvents: instance.webhookEvents,
     proxyUrl: maskProxyPassword(instance.proxyUrl),
     createdAt: new Date(instance.createdAt).toISOString(),
     updatedAt: new Date(instance.updatedAt).toISOString(),
   };
+}
+
+/** Webhook URLs are shown without their password (`user:***@host`); without one, as stored. */
+export function maskUrlPassword(value: string | null): string | null {
+  if (value === null) return null;
+  try {
+    const parsed = new URL(value);
+    if (!parsed.password) return value;
+    parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '***';
+  }
 }
 
 /** Proxy URLs are shown without their password. */

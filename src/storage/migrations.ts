@@ -341,6 +341,12 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('failover_sticky_time').on('failover_sticky').column('updated_at').execute();
       },
     },
+    '0013_security_webhook_admin_set': {
+      // 1 when the admin key set the webhook URL: its deliveries may reach private addresses (docs/channels.md).
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('instances').addColumn('webhook_admin_set', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      },
+    },
   };
 }
 

@@ -11,6 +11,8 @@ export interface InstancesTable {
   webhook_secret: string;
   /** JSON: "ALL" or an array of event types. */
   webhook_events: string;
+  /** 1 when the admin key set webhook_url (deliveries may then reach private addresses). */
+  webhook_admin_set: Generated<number>;
   /** JSON object of per-instance settings. */
   settings: string;
   proxy_url: string | null;
