@@ -48,7 +48,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** allowPrivateUrls (WEBHOOK_ALLOW_PRIVATE_URLS): webhook URLs set with an instance token may reach private addresses. */
   webhook: { timeoutMs: number; maxAttempts: number; retryBaseMs: number; retryMaxMs: number; allowPrivateUrls: boolean };
-  websocket: { maxBufferedBytes: number; pingIntervalMs: number };
+  /** maxConnectionsPerInstance (WS_MAX_CONNECTIONS_PER_INSTANCE): streams beyond it are refused with 4429. */
+  websocket: { maxBufferedBytes: number; pingIntervalMs: number; maxConnectionsPerInstance: number };
   sandbox: { qrIntervalMs: number; qrMaxAttempts: number; reconnectDelayMs: number };
   /** The WhatsApp driver (docs/whatsapp.md). */
   whatsapp: WhatsAppConfig;
@@ -275,6 +276,7 @@ export function loadConfig(env: Env = process.env): Config {
     websocket: {
       maxBufferedBytes: integer(env, 'WS_MAX_BUFFERED_BYTES', 4_194_304, 1024, 1_073_741_824),
       pingIntervalMs: integer(env, 'WS_PING_INTERVAL_MS', 30_000, 100, 3_600_000),
+      maxConnectionsPerInstance: integer(env, 'WS_MAX_CONNECTIONS_PER_INSTANCE', 50, 1, 1_000_000),
     },
     sandbox: {
       qrIntervalMs: integer(env, 'SANDBOX_QR_INTERVAL_MS', 20_000, 10, 600_000),

@@ -158,7 +158,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         else if (error) log.warn({ err: error.message }, 'rate-limit Redis command failed; using per-process limits');
       })
     : new MemoryWindowStore();
-  const hub = new WebSocketHub(config.websocket.maxBufferedBytes, config.websocket.pingIntervalMs);
+  const hub = new WebSocketHub(config.websocket.maxBufferedBytes, config.websocket.pingIntervalMs, {
+    clock,
+    maxPerInstance: config.websocket.maxConnectionsPerInstance,
+    tokenState: (hash) => instances.tokenState(hash),
+  });
+  instances.onRotation((id, graceUntil) => hub.tokenRotated(id, graceUntil));
   // The hub also receives the live events other gateway processes relay (when a relay is configured).
   const channels = await createChannels(config, log, hub);
   const durableSinks: DurableSink[] = [webhook, ...channels.durable];

@@ -7,7 +7,7 @@ import type { RoutePlugin } from '../http/types.js';
 import { DeadLetterParams, DeadLetterView, RetryReply } from '../instances/schema.js';
 import type { InstanceService } from '../instances/service.js';
 import type { DeadLetterService } from './service.js';
-import type { WebSocketHub } from './sinks/websocket.js';
+import { TOO_MANY_CLOSE, type WebSocketHub } from './sinks/websocket.js';
 
 /** Close codes sent when a WebSocket is refused (4000 + the HTTP status it would have had). */
 export const WS_CLOSE = {
@@ -43,16 +43,18 @@ export function eventRoutes(deadLetters: DeadLetterService, instances: InstanceS
       websocket: true,
       schema: {
         tags: ['events'], summary: 'Event stream (WebSocket)',
-        description: 'Upgrade to a WebSocket with `?token=<instance token>&instanceId=<id>`. The server pushes each event envelope as a JSON text frame, pings every WS_PING_INTERVAL_MS and drops clients that do not answer. Live and best-effort: events while disconnected are not replayed here (use webhooks or a broker for that). Refusals close the socket with 4400 (missing parameters), 4401 (`invalid api key` or `token expired, please use the new token`) or 4403 (token of another instance). A client that reads too slowly (more than WS_MAX_BUFFERED_BYTES unsent) is disconnected with 1013 `client too slow`.',
+        description: 'Upgrade to a WebSocket with `?token=<instance token>&instanceId=<id>`. The server pushes each event envelope as a JSON text frame, pings every WS_PING_INTERVAL_MS and drops clients that do not answer. Live and best-effort: events while disconnected are not replayed here (use webhooks or a broker for that). Refusals close the socket with 4400 (missing parameters), 4401 (`invalid api key` or `token expired, please use the new token`), 4403 (token of another instance) or 4429 (the instance already has WS_MAX_CONNECTIONS_PER_INSTANCE streams, default 50). A stream lives no longer than its token: when the token it was opened with is rotated (or was already in its grace period), the stream closes with 4401 `token expired, please use the new token` when the grace ends; deleting the instance closes it with 4404. A client that reads too slowly (more than WS_MAX_BUFFERED_BYTES unsent) is disconnected with 1013 `client too slow`. Frames from the client are not used; one over 64 KiB closes the stream (1009).',
         querystring: Type.Object({ token: Type.Optional(Type.String()), instanceId: Type.Optional(Type.String()) }),
       },
     }, async (socket: WebSocket, request) => {
       const { token, instanceId } = request.query;
       if (!token || !instanceId) return socket.close(WS_CLOSE.missingParams.code, WS_CLOSE.missingParams.reason);
       try {
-        const owner = await instances.authenticate(token);
+        const { instance: owner, tokenHash, validUntil } = await instances.authenticateToken(token);
         if (owner.id !== instanceId) return socket.close(WS_CLOSE.wrongInstance.code, WS_CLOSE.wrongInstance.reason);
-        hub.add(instanceId, socket);
+        if (!hub.hasRoom(instanceId)) return socket.close(TOO_MANY_CLOSE.code, TOO_MANY_CLOSE.reason);
+        // A grace token's stream closes when its grace ends; a primary's when a rotation's grace ends.
+        hub.add(instanceId, socket, { tokenHash, validUntil });
       } catch (error) {
         const refusal = error instanceof AppError && error.code === 'token_expired' ? WS_CLOSE.expiredToken : WS_CLOSE.invalidToken;
         socket.close(refusal.code, refusal.reason);

@@ -74,7 +74,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   registerVersioning(app, clock);
   await app.register(cors, { origin: config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',').map((o) => o.trim()) });
   await app.register(swagger, { openapi: openApiDocument() });
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(websocket, {
+    options: { maxPayload: 64 * 1024 },
+    // A client's bad frame (oversize, malformed) or dropped connection is the client's doing: one
+    // short debug line and the socket goes, never an error-level line with a stack.
+    errorHandler: (error, socket, request) => {
+      const code = (error as { code?: string }).code;
+      if (code?.startsWith('WS_ERR_') || code === 'ECONNRESET' || code === 'EPIPE') request.log.debug({ code, reason: error.message }, 'websocket client error');
+      else request.log.warn({ code, reason: error.message }, 'websocket error');
+      socket.terminate();
+    },
+  });
   registerAuth(app, {
     adminKey: options.adminKey,
     instances: options.instances,

@@ -3,7 +3,7 @@ import { randomToken, newId, type Clock } from '../clock.js';
 import { AppError, errors } from '../errors.js';
 import { EVENT_TYPES, type EventType, type InstanceStatus, type NetworkName } from '../network/port.js';
 import type { InstanceRow } from '../storage/schema.js';
-import type { InstanceRepo } from './repo.js';
+import type { InstanceRepo, TokenRecord } from './repo.js';
 import { TokenCache } from './token-cache.js';
 import { hashToken, isWellFormedToken, newInstanceToken } from './tokens.js';
 
@@ -93,6 +93,7 @@ export function filterAccepts(filter: EventFilter, type: EventType): boolean {
 export class InstanceService {
   private readonly cache = new Map<string, Instance>();
   private readonly deletionListeners: InstanceDeletionListener[] = [];
+  private readonly rotationListeners: RotationListener[] = [];
 
   private readonly tokens: TokenCache;
 
@@ -108,6 +109,11 @@ export class InstanceService {
 
   onDeletion(listener: InstanceDeletionListener): void {
     this.deletionListeners.push(listener);
+  }
+
+  /** Hears every rotation in this process (streams opened with the old token close at its end). */
+  onRotation(listener: RotationListener): void {
+    this.rotationListeners.push(listener);
   }
 
   /** Created with the admin key: a webhookUrl given here is admin-set (private targets allowed). */
@@ -241,6 +247,7 @@ export class InstanceService {
     const token = newInstanceToken();
     await this.repo.rotateToken(id, hashToken(token), graceUntil, now);
     this.tokens.evictInstance(id);
+    for (const listener of this.rotationListeners) listener(id, graceUntil);
     return { newToken: token, oldTokenValidUntil: new Date(graceUntil).toISOString() };
   }
 
@@ -249,19 +256,36 @@ export class InstanceService {
    * a grace token past its time gets the "token expired" error.
    */
   async authenticate(token: string): Promise<Instance> {
+    return (await this.authenticateToken(token)).instance;
+  }
+
+  /** As authenticate, with the token's hash and the end of its grace (null for a primary token). */
+  async authenticateToken(token: string): Promise<{ instance: Instance; tokenHash: string; validUntil: number | null }> {
     if (!isWellFormedToken(token)) throw errors.invalidApiKey();
     const hash = hashToken(token);
     const now = this.clock.now();
-    let record = this.tokens.get(hash, now);
-    if (!record) {
-      record = await this.repo.findToken(hash);
-      if (!record) throw errors.invalidApiKey();
-      this.tokens.set(hash, record, now);
-    }
+    const record = await this.tokenRecord(hash, now);
+    if (!record) throw errors.invalidApiKey();
     if (record.validUntil !== null && record.validUntil <= now) throw errors.tokenExpired();
     const instance = await this.find(record.instanceId);
     if (!instance) throw errors.invalidApiKey();
-    return instance;
+    return { instance, tokenHash: hash, validUntil: record.validUntil };
+  }
+
+  /** Where a token (by hash) stands now: the end of its grace, null for a primary, 'invalid' when gone. */
+  async tokenState(hash: string): Promise<number | null | 'invalid'> {
+    const record = await this.tokenRecord(hash, this.clock.now());
+    return record ? record.validUntil : 'invalid';
+  }
+
+  private async tokenRecord(hash: string, now: number): Promise<TokenRecord | undefined> {
+    let record = this.tokens.get(hash, now);
+    if (!record) {
+      record = await this.repo.findToken(hash);
+      if (!record) return undefined;
+      this.tokens.set(hash, record, now);
+    }
+    return record;
   }
 }
 
