@@ -117,6 +117,10 @@ export interface MediaConfig {
   bodyLimitBytes: number;
   /** Received media up to this size is also inlined as base64 in the event when the instance asks for it. */
   eventBase64MaxBytes: number;
+  /** MEDIA_INFLIGHT_MAX_BYTES: media request bodies held at once, across requests; more get 503 with retryAfter. */
+  inflightMaxBytes: number;
+  /** MEDIA_RECORD_TIMEOUT_MS: a received message's media must be stored within this, or its event goes without it. */
+  recordTimeoutMs: number;
 }
 
 export interface S3Config {
@@ -355,6 +359,8 @@ function mediaConfig(env: Env): MediaConfig {
     allowHttpUrls: flag(env, 'MEDIA_ALLOW_HTTP_URLS', false),
     bodyLimitBytes: integer(env, 'MEDIA_BODY_LIMIT_BYTES', derivedBodyLimit, 1024, 4096 * MIB),
     eventBase64MaxBytes: integer(env, 'MEDIA_EVENT_BASE64_MAX_BYTES', 5 * MIB, 0, 2048 * MIB),
+    inflightMaxBytes: integer(env, 'MEDIA_INFLIGHT_MAX_BYTES', 256 * MIB, 1024, 64 * 1024 * MIB),
+    recordTimeoutMs: integer(env, 'MEDIA_RECORD_TIMEOUT_MS', 60_000, 100, 3_600_000),
   };
 }
 

@@ -24,6 +24,7 @@ import { instanceRoutes } from './instances/routes.js';
 import { InstanceService } from './instances/service.js';
 import { createMediaStore } from './media/index.js';
 import { nonPublicTarget } from './media/address.js';
+import { MediaAdmission } from './media/admission.js';
 import { MediaFetcher } from './media/fetch.js';
 import { MediaResolver } from './media/resolver.js';
 import type { MediaStore } from './media/store.js';
@@ -109,6 +110,8 @@ export interface Gateway {
   sandbox: SandboxNetwork;
   /** Media bytes of sent and received messages (local folder or S3). */
   media: MediaStore;
+  /** Media request bodies held in memory now (MEDIA_INFLIGHT_MAX_BYTES). */
+  mediaAdmission: MediaAdmission;
   /** Starts listening; resolves with the base URL. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -224,6 +227,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     allowPrivate: config.media.allowPrivateUrls,
     allowHttp: config.media.allowHttpUrls,
   });
+  const mediaAdmission = new MediaAdmission(config.media.inflightMaxBytes);
   const messageStore = new MessageStore(storage.db);
   // Sandbox chats keep their messages in memory; after a restart they are read back from the store.
   sandboxWorld.useHistory({ search: (instanceId, _all, page) => messageStore.search(instanceId, {}, page) });
@@ -308,7 +312,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       }),
       instanceRoutes(instances, sessions, health),
       healthRoutes(health),
-      sendRoutes(messaging, batches, config.media.bodyLimitBytes),
+      sendRoutes(messaging, batches, config.media.bodyLimitBytes, mediaAdmission),
       messageRoutes(messaging),
       messageActionRoutes(messageActions),
       pollVoteRoutes(world, messageStore),
@@ -361,6 +365,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     channels,
     sandbox: world,
     media: mediaStore,
+    mediaAdmission,
     async listen() {
       await app.listen({ port: config.port, host: config.host });
       // Only the active process holds sessions and delivers; a standby takes over when it wins the lease.

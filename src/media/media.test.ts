@@ -3,8 +3,9 @@
  * host (through the test hook) and 127.0.0.2 a private one, so redirects into a private network
  * can be exercised; and a gateway with the default settings refuses private URLs end to end.
  */
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectedInstance, startGateway, uniqueNumber, type TestGateway } from '../../test/support/gateway.js';
+import { connectedInstance, startGateway, uniqueNumber, waitFor, type TestGateway } from '../../test/support/gateway.js';
 import { MediaServer, makeSamples, type Samples } from '../../test/support/media.js';
 import { AppError } from '../errors.js';
 import { ipLiteral, isPublicAddress } from './address.js';
@@ -221,3 +222,59 @@ describe('a gateway with the default media settings', () => {
     expect(byName.body.error).toMatch(/localhost resolves to the non-public address/);
   });
 });
+
+describe('media bodies in flight (MEDIA_INFLIGHT_MAX_BYTES)', () => {
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    gw = await startGateway({ env: { MEDIA_INFLIGHT_MAX_BYTES: String(1024 * 1024) } });
+  });
+  afterAll(async () => gw?.stop());
+
+  /** Starts a /send/media request that declares `length` bytes and sends only its first part. */
+  function heldRequest(token: string, length: number) {
+    const target = new URL(`${gw.url}/api/v1/send/media`);
+    const request = http.request({
+      host: target.hostname,
+      port: target.port,
+      path: target.pathname,
+      method: 'POST',
+      headers: { apikey: token, 'content-type': 'application/json', 'content-length': String(length) },
+    });
+    const answered = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      request.on('response', (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      request.on('error', reject);
+    });
+    request.write('{"number":"5511999990000","media":{"base64":"');
+    return { request, answered };
+  }
+
+  it('refuses media bodies past the budget with 503 and retryAfter, and admits again once it frees', async () => {
+    const a = await connectedInstance(gw, uniqueNumber());
+    const length = 700 * 1024;
+    const first = heldRequest(a.token, length);
+    await waitFor(() => (inFlight(gw) >= length ? true : undefined), 5000, 'first body admitted');
+    const refused = await gw.api('POST', '/api/v1/send/media', { key: a.token, body: { number: uniqueNumber(), media: { base64: 'A'.repeat(600 * 1024) } } });
+    expect(refused.status).toBe(503);
+    expect(refused.body).toMatchObject({ error: expect.stringMatching(/MEDIA_INFLIGHT_MAX_BYTES/), retryAfter: expect.any(Number) });
+    // Small bodies of other routes are not counted.
+    expect((await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'still fine' } })).status).toBe(200);
+    // Unauthenticated bodies are refused before they are counted.
+    expect((await gw.api('POST', '/api/v1/send/media', { key: 'wgt_' + 'x'.repeat(43), body: { media: { base64: 'AAAA' } } })).status).toBe(401);
+    first.request.destroy();
+    await first.answered.catch(() => undefined);
+    await waitFor(() => (inFlight(gw) === 0 ? true : undefined), 5000, 'budget released');
+    // A body alone is admitted even when it is larger than the budget.
+    const alone = await gw.api('POST', '/api/v1/send/media', { key: a.token, body: { number: uniqueNumber(), media: { base64: 'A'.repeat(1200 * 1024) } } });
+    expect(alone.status).not.toBe(503);
+    expect(inFlight(gw)).toBe(0);
+  });
+});
+
+function inFlight(gw: TestGateway): number {
+  return gw.mediaAdmission.bytes;
+}

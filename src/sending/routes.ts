@@ -7,7 +7,8 @@ import type { BatchService } from './batch.js';
 import * as S from './schema.js';
 import type { MessagingService } from './service.js';
 import type { MessageStore } from './store.js';
-import { AppError } from '../errors.js';
+import { AppError, errors } from '../errors.js';
+import type { MediaAdmission } from '../media/admission.js';
 
 const tags = ['send'];
 const instance = { access: 'instance' as const };
@@ -17,9 +18,28 @@ const COMMON =
 const MEDIA =
   'Media is `{url}` (https; fetched by the gateway within MEDIA_FETCH_TIMEOUT_MS; private/loopback addresses refused unless MEDIA_ALLOW_PRIVATE_URLS) or `{base64}`, with optional `filename` and `mimetype` (a hint only: the type is sniffed from the bytes). Bodies may be up to MEDIA_BODY_LIMIT_BYTES.';
 
-export function sendRoutes(messaging: MessagingService, batches: BatchService, mediaBodyLimit: number): RoutePlugin {
+export function sendRoutes(messaging: MessagingService, batches: BatchService, mediaBodyLimit: number, admission?: MediaAdmission): RoutePlugin {
   return async (app) => {
-    const media = { config: instance, bodyLimit: mediaBodyLimit };
+    const media = { config: { ...instance, mediaBody: true }, bodyLimit: mediaBodyLimit };
+    // Media bodies count against MEDIA_INFLIGHT_MAX_BYTES from admission (after auth, before the body is read) to the end of the request.
+    if (admission) {
+      const held = new WeakMap<object, number>();
+      const release = (request: { raw: object }) => {
+        const bytes = held.get(request.raw);
+        if (bytes === undefined) return;
+        held.delete(request.raw);
+        admission.release(bytes);
+      };
+      app.addHook('onRequest', async (request) => {
+        if ((request.routeOptions.config as { mediaBody?: boolean }).mediaBody !== true) return;
+        const declared = Number(request.headers['content-length']);
+        const bytes = Number.isFinite(declared) && declared >= 0 ? Math.min(declared, mediaBodyLimit) : mediaBodyLimit;
+        if (!admission.tryAdmit(bytes)) throw errors.mediaBusy(admission.retryAfterSeconds);
+        held.set(request.raw, bytes);
+      });
+      app.addHook('onResponse', async (request) => release(request));
+      app.addHook('onRequestAbort', async (request) => release(request));
+    }
 
     app.post('/send/text', {
       config: instance,

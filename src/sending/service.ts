@@ -34,7 +34,12 @@ type ButtonBody = Static<typeof S.Button>;
 export function mediaSource(body: MediaBody, field: string): MediaSource {
   const extras = { ...(body.mimetype ? { mimetype: body.mimetype } : {}), ...(body.filename ? { filename: body.filename } : {}) };
   if (body.url !== undefined && body.base64 === undefined) return { url: body.url, ...extras };
-  if (body.base64 !== undefined && body.url === undefined) return { base64: body.base64, ...extras };
+  if (body.base64 !== undefined && body.url === undefined) {
+    // Moved, not copied: once the resolver has decoded it, nothing holds the (large) text any more.
+    const base64 = body.base64;
+    body.base64 = undefined;
+    return { base64, ...extras };
+  }
   throw errors.invalidMedia(`${field} must have exactly one of url or base64`);
 }
 
