@@ -3,6 +3,11 @@
  * SEND_MESSAGE): keeps the media bytes a driver handed over in the media store, adds `data.media`
  * (type, size, download route, optionally base64) and records the message in the message store.
  * A storage failure is logged and the event still goes out: losing an event would be worse.
+ *
+ * The media has a deadline (MEDIA_RECORD_TIMEOUT_MS): a download or write that takes longer does not
+ * hold the event (nor, behind it, the instance's later events) in memory; the event goes out with
+ * `data.media = { mimetype, stored: false, reason: 'timeout' }`. Bytes that land after the deadline
+ * are not referenced by any message; the orphan sweep removes them.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -30,6 +35,12 @@ function asKey(value: unknown): MessageKey | undefined {
   return { remoteJid: key.remoteJid, fromMe: key.fromMe, id: key.id };
 }
 
+class MediaDeadlineError extends Error {
+  constructor(ms: number) {
+    super(`media not stored within ${ms} ms`);
+  }
+}
+
 export class MessageRecorder {
   constructor(
     private readonly messages: MessageStore,
@@ -52,30 +63,33 @@ export class MessageRecorder {
     let stored: StoredMedia | undefined;
     if (event.media) {
       const { media } = event;
+      let timer: NodeJS.Timeout | undefined;
+      let late = false;
+      const deadline = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => {
+          late = true;
+          reject(new MediaDeadlineError(this.config.recordTimeoutMs));
+        }, this.config.recordTimeoutMs);
+        timer.unref();
+      });
+      const work = this.storeMedia(instanceId, key, event.type, media, () => late);
+      // Past the deadline the work may still fail; that is already answered by the timeout.
+      work.catch(() => undefined);
       try {
-        const bytes = await media.load();
-        // A received message names its own type; it is served back as a header, so only a well-formed one.
-        const mimetype = safeMimetype(media.mimetype);
-        stored = {
-          key: mediaKey(instanceId, key.id),
-          mimetype,
-          size: bytes.length,
-          ...(media.fileName ? { fileName: media.fileName } : {}),
-          sha256: createHash('sha256').update(bytes).digest('hex'),
-        };
-        await this.media.put(stored.key, bytes, mimetype);
-        data.media = {
-          mimetype: stored.mimetype,
-          fileLength: stored.size,
-          ...(stored.fileName ? { fileName: stored.fileName } : {}),
-          sha256: stored.sha256,
-          downloadUrl: downloadPath(key.id),
-          ...(event.type === 'MESSAGE' && (await this.wantsBase64(instanceId, bytes.length)) ? { base64: bytes.toString('base64') } : {}),
-        };
+        const result = await Promise.race([work, deadline]);
+        stored = result.stored;
+        data.media = result.view;
       } catch (error) {
-        this.log.error({ err: error, instanceId, messageId: key.id }, 'could not store message media');
+        if (error instanceof MediaDeadlineError) {
+          this.log.warn({ instanceId, messageId: key.id, timeoutMs: this.config.recordTimeoutMs }, 'message media not stored in time; the event goes without it');
+          data.media = { mimetype: media.mimetype, stored: false, reason: 'timeout' };
+        } else {
+          this.log.error({ err: error, instanceId, messageId: key.id }, 'could not store message media');
+          data.media = { mimetype: media.mimetype, stored: false };
+        }
         stored = undefined;
-        data.media = { mimetype: media.mimetype, stored: false };
+      } finally {
+        clearTimeout(timer);
       }
     }
 
@@ -98,6 +112,38 @@ export class MessageRecorder {
         createdAt: this.clock.now(),
       })
       .catch((error: unknown) => this.log.error({ err: error, instanceId, messageId: key.id }, 'could not store message'));
+  }
+
+  /** Loads, stores and describes the media (data.media); nothing is written once `late()`. */
+  private async storeMedia(
+    instanceId: string,
+    key: MessageKey,
+    type: CanonicalEvent['type'],
+    media: NonNullable<CanonicalEvent['media']>,
+    late: () => boolean,
+  ): Promise<{ stored: StoredMedia; view: Record<string, unknown> }> {
+    const bytes = await media.load();
+    if (late()) throw new MediaDeadlineError(this.config.recordTimeoutMs);
+    // A received message names its own type; it is served back as a header, so only a well-formed one.
+    const mimetype = safeMimetype(media.mimetype);
+    const stored: StoredMedia = {
+      key: mediaKey(instanceId, key.id),
+      mimetype,
+      size: bytes.length,
+      ...(media.fileName ? { fileName: media.fileName } : {}),
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+    };
+    await this.media.put(stored.key, bytes, mimetype);
+    if (late()) throw new MediaDeadlineError(this.config.recordTimeoutMs);
+    const view = {
+      mimetype: stored.mimetype,
+      fileLength: stored.size,
+      ...(stored.fileName ? { fileName: stored.fileName } : {}),
+      sha256: stored.sha256,
+      downloadUrl: downloadPath(key.id),
+      ...(type === 'MESSAGE' && (await this.wantsBase64(instanceId, bytes.length)) ? { base64: bytes.toString('base64') } : {}),
+    };
+    return { stored, view };
   }
 
   private async wantsBase64(instanceId: string, size: number): Promise<boolean> {
