@@ -121,6 +121,8 @@ export interface MediaConfig {
   inflightMaxBytes: number;
   /** MEDIA_RECORD_TIMEOUT_MS: a received message's media must be stored within this, or its event goes without it. */
   recordTimeoutMs: number;
+  /** MEDIA_ORPHAN_AGE_SECONDS: stored media no message references is removed once older than this (hourly sweep). */
+  orphanAgeSeconds: number;
 }
 
 export interface S3Config {
@@ -361,6 +363,7 @@ function mediaConfig(env: Env): MediaConfig {
     eventBase64MaxBytes: integer(env, 'MEDIA_EVENT_BASE64_MAX_BYTES', 5 * MIB, 0, 2048 * MIB),
     inflightMaxBytes: integer(env, 'MEDIA_INFLIGHT_MAX_BYTES', 256 * MIB, 1024, 64 * 1024 * MIB),
     recordTimeoutMs: integer(env, 'MEDIA_RECORD_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    orphanAgeSeconds: integer(env, 'MEDIA_ORPHAN_AGE_SECONDS', 3600, 60, 31_536_000),
   };
 }
 

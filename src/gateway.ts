@@ -25,6 +25,7 @@ import { InstanceService } from './instances/service.js';
 import { createMediaStore } from './media/index.js';
 import { nonPublicTarget } from './media/address.js';
 import { MediaAdmission } from './media/admission.js';
+import { sweepOrphanMedia } from './media/orphans.js';
 import { MediaFetcher } from './media/fetch.js';
 import { MediaResolver } from './media/resolver.js';
 import type { MediaStore } from './media/store.js';
@@ -345,8 +346,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       if (deleted === 0) return;
     }
   };
+  // Media files no message points at (a crash between writing a file and saving its message).
+  const sweepOrphans = async () => {
+    const removed = await sweepOrphanMedia(mediaStore, (keys) => messageStore.referencedMediaKeys(keys), clock.now() - config.media.orphanAgeSeconds * 1000);
+    if (removed > 0) log.info({ removed }, 'removed media files no message references');
+  };
   const messagePruner = setInterval(() => {
     pruneMessages().catch((error: unknown) => log.warn({ err: error }, 'message prune failed'));
+    sweepOrphans().catch((error: unknown) => log.warn({ err: error }, 'orphan media sweep failed'));
   }, 3_600_000);
   messagePruner.unref();
 
@@ -378,6 +385,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         }
         await dispatcher.resume();
         await batches.resume();
+        void sweepOrphans().catch((error: unknown) => log.warn({ err: error }, 'orphan media sweep failed'));
         for (const module of modules) await module.start?.();
       };
       if (lease.role === 'active') await takeOver();

@@ -3,7 +3,10 @@
  * host (through the test hook) and 127.0.0.2 a private one, so redirects into a private network
  * can be exercised; and a gateway with the default settings refuses private URLs end to end.
  */
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectedInstance, startGateway, uniqueNumber, waitFor, type TestGateway } from '../../test/support/gateway.js';
 import { MediaServer, makeSamples, type Samples } from '../../test/support/media.js';
@@ -11,6 +14,9 @@ import { AppError } from '../errors.js';
 import { ipLiteral, isPublicAddress } from './address.js';
 import { safeMimetype } from './resolver.js';
 import { MediaFetcher } from './fetch.js';
+import { sweepOrphanMedia } from './orphans.js';
+import { LocalMediaStore, mediaKey } from './store.js';
+import { MessageStore } from '../sending/store.js';
 
 async function failure(promise: Promise<unknown>): Promise<AppError> {
   try {
@@ -278,3 +284,59 @@ describe('media bodies in flight (MEDIA_INFLIGHT_MAX_BYTES)', () => {
 function inFlight(gw: TestGateway): number {
   return gw.mediaAdmission.bytes;
 }
+
+describe('media keys and orphaned files', () => {
+  it('never cuts a long message id short: two ids with the same beginning get different keys', () => {
+    const common = 'é'.repeat(60);
+    const a = mediaKey('i1', `${common}A`);
+    const b = mediaKey('i1', `${common}B`);
+    expect(a).not.toBe(b);
+    expect(a).toMatch(/^i1\/h[0-9a-f]{64}$/);
+    // Short ids keep their readable forms.
+    expect(mediaKey('i1', 'ABC123')).toBe('i1/ABC123');
+    expect(mediaKey('i1', 'a/b')).toBe(`i1/x${Buffer.from('a/b').toString('hex')}`);
+  });
+
+  it('sweeps files no message references once they are old enough, including half-written ones', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-orphans-'));
+    const store = new LocalMediaStore(root);
+    try {
+      await store.start();
+      await store.put('i1/kept', Buffer.from('a'));
+      await store.put('i1/orphan', Buffer.from('b'));
+      await store.put('i2/young', Buffer.from('c'));
+      fs.writeFileSync(path.join(root, 'i1', 'crashed.abc123.tmp'), 'half');
+      const old = (Date.now() - 7_200_000) / 1000;
+      for (const file of ['i1/kept', 'i1/orphan', 'i1/crashed.abc123.tmp']) fs.utimesSync(path.join(root, file), old, old);
+      const referenced = (keys: string[]) => Promise.resolve(new Set(keys.filter((key) => key === 'i1/kept')));
+      expect(await sweepOrphanMedia(store, referenced, Date.now() - 3_600_000)).toBe(2);
+      expect(await store.read('i1/kept')).toBeDefined();
+      expect(await store.read('i1/orphan')).toBeUndefined();
+      expect(fs.existsSync(path.join(root, 'i1', 'crashed.abc123.tmp'))).toBe(false);
+      // Younger than the age: kept even without a message (its row may still be on its way).
+      expect(await store.read('i2/young')).toBeDefined();
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('asks the message store which keys are referenced', async () => {
+    const gw = await startGateway();
+    try {
+      const a = await connectedInstance(gw, uniqueNumber());
+      const samples = await makeSamples();
+      const sent = await gw.api('POST', '/api/v1/send/media', { key: a.token, body: { number: uniqueNumber(), media: { base64: samples.png.toString('base64') } } });
+      expect(sent.status).toBe(200);
+      const key = mediaKey(a.id, sent.body.key.id);
+      await gw.media.put(`${a.id}/stray`, Buffer.from('x'), 'text/plain');
+      const messages = new MessageStore(gw.storage.db);
+      await waitFor(async () => ((await messages.referencedMediaKeys([key])).has(key) ? true : undefined), 5000, 'message row');
+      const removed = await sweepOrphanMedia(gw.media, (keys) => messages.referencedMediaKeys(keys), Date.now() + 60_000);
+      expect(removed).toBe(1);
+      expect(await gw.media.read(key)).toBeDefined();
+      expect(await gw.media.read(`${a.id}/stray`)).toBeUndefined();
+    } finally {
+      await gw.stop();
+    }
+  });
+});

@@ -256,6 +256,14 @@ export class MessageStore {
     return [...latest.values()];
   }
 
+  /** Which of `keys` a stored message references (the orphan media sweep keeps those). */
+  async referencedMediaKeys(keys: string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    await this.settled();
+    const rows = await this.db.selectFrom('messages').select('media_key').where('media_key', 'in', keys).execute();
+    return new Set(rows.flatMap((row) => (row.media_key ? [row.media_key] : [])));
+  }
+
   /**
    * Deletes up to `limit` messages stored before `before` (ms) and returns the media keys they
    * held, for the caller to delete from the media store.

@@ -347,6 +347,12 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.alterTable('instances').addColumn('webhook_admin_set', 'integer', (c) => c.notNull().defaultTo(0)).execute();
       },
     },
+    '0014_security_media_key_index': {
+      // The orphan media sweep asks which media keys stored messages still reference.
+      async up(db: Kysely<any>) {
+        await db.schema.createIndex('messages_media_key').on('messages').column('media_key').execute();
+      },
+    },
   };
 }
 
