@@ -409,7 +409,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       await messageStore.settled();
       await mediaFetcher.close();
       await mediaStore.close();
-      await dispatcher.stop();
+      // In-flight deliveries finish and are acknowledged before the lease goes (a standby would repeat them).
+      await dispatcher.stop(config.webhook.timeoutMs + 2000);
       await hub.close();
       await channels.close();
       redis?.disconnect();

@@ -1,4 +1,7 @@
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -293,5 +296,31 @@ describe('webhook delivery', () => {
     const listed = all.body.items.find((item: { instanceId: string }) => item.instanceId === a.id);
     expect(listed.webhookUrl).toBe('https://user:***@hooks.example.com/in');
     expect(JSON.stringify(all.body)).not.toContain('hunter2-secret');
+  });
+});
+
+describe('shutdown with deliveries under way', () => {
+  it('waits for an in-flight webhook delivery and acknowledges it before closing storage and the lease', async () => {
+    const hook = new WebhookReceiver();
+    await hook.start();
+    hook.delayMs = 800;
+    const gw = await startGateway({ env: { WEBHOOK_TIMEOUT_MS: '5000' } });
+    try {
+      const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: hook.url, webhookEvents: ['SEND_MESSAGE'] });
+      const sent = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'in flight at shutdown' } });
+      await waitFor(() => hook.requests.find((r) => r.json?.data?.key?.id === sent.body.key.id));
+      // The receiver holds its answer; close now.
+      await gw.close();
+      const db = new Database(path.join(gw.dataDir, 'waygate.db'), { readonly: true });
+      try {
+        const pending = db.prepare("SELECT count(*) AS n FROM outbox_pending WHERE sink = 'webhook'").get() as { n: number };
+        expect(pending.n).toBe(0);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await hook.stop();
+      fs.rmSync(gw.dataDir, { recursive: true, force: true });
+    }
   });
 });
