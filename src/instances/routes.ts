@@ -215,7 +215,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         tags, security: ADMIN, summary: 'Set or clear the instance proxy (admin)',
         description: 'Routes the instance\'s network traffic (chat socket, media uploads and downloads, link previews) through `proxyUrl`: `http://`, `https://`, `socks4://`, `socks4a://`, `socks5://` or `socks5h://`, with optional `user:password@`. `null` removes it. A connected instance reconnects at once to apply it (CONNECTION `DISCONNECTED` reason `reconnect_requested`, then `CONNECTED`); otherwise it applies at the next connect. The reply shows the URL without its password. Sandbox instances store it but do not use it.',
         params: InstanceIdParams,
-        body: Type.Object({ proxyUrl: Type.Union([Type.String({ pattern: '^(https?|socks(4a?|5h?)?)://[^\\s]+$', maxLength: 2048 }), Type.Null()]) }, { additionalProperties: false }),
+        body: Type.Object({ proxyUrl: Type.Union([Type.String({ pattern: '^(https?|socks(4a?|5h?)?)://[^\\s\\x00-\\x1F\\x7F]+$', maxLength: 2048 }), Type.Null()]) }, { additionalProperties: false }),
         response: { 200: Type.Object({ instanceId: Type.String(), proxyUrl: Type.Union([Type.String(), Type.Null()]), status: S.Status }), ...errorResponses(400, 401, 403, 404) },
       },
     }, async (request) => {

@@ -9,7 +9,7 @@ export const InstanceName = Type.String({
 });
 
 export const WebhookUrl = Type.String({
-  pattern: '^https?://[^\\s]+$',
+  pattern: '^https?://[^\\s\\x00-\\x1F\\x7F]+$',
   format: 'uri',
   maxLength: 2048,
   description: 'http(s) URL that receives every event as a signed POST. HTTPS is recommended.',
