@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { connectedInstance, createInstance, startGateway, uniqueNumber, waitFor, type TestGateway, type TestInstance } from './support/gateway.js';
+import { connectedInstance, startGateway, uniqueNumber, waitFor, type TestGateway, type TestInstance } from './support/gateway.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { makeSamples, type Samples } from './support/media.js';
