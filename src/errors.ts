@@ -75,6 +75,8 @@ export const errors = {
   // security: outbound targets (webhooks) and request admission
   /** A webhook URL set with an instance token points at a private or loopback address. */
   webhookUrlRefused: (message: string) => new AppError('webhook_url_refused', 422, message),
+  /** An integration's callback/base URL set with an instance token points at a private or loopback address. */
+  callbackUrlRefused: (message: string) => new AppError('callback_url_refused', 422, message),
   /** Too many media bytes are being received at once (MEDIA_INFLIGHT_MAX_BYTES): try again shortly. */
   mediaBusy: (retryAfter: number) =>
     new AppError('media_busy', 503, 'too much media is being received right now; retry after retryAfter seconds (MEDIA_INFLIGHT_MAX_BYTES)', { retryAfter }),

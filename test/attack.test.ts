@@ -222,6 +222,19 @@ describe('server-side request forgery', () => {
     }
   });
 
+  it('refuses a private Chatwoot base URL set with an instance token, before calling it', async () => {
+    const port = String((internal.address() as AddressInfo).port);
+    for (const target of loopbackForms(port).slice(0, 12)) {
+      const res = await gw.api('POST', '/api/v1/chatwoot', {
+        key: a.token,
+        body: { baseUrl: target.replace(/\/x\.png$/, ''), accountId: 1, apiAccessToken: 'token-123456', inboxName: 'WhatsApp' },
+      });
+      expect(res.status, target).toBe(422);
+      expect(res.body.error, target).toMatch(/non-public address/);
+    }
+    expect(internalHits).toBe(0);
+  });
+
   it('refuses line breaks and spaces in stored URLs (no header injection)', async () => {
     for (const bad of ['https://hooks.example.com/a\r\nX-Injected: 1', 'https://hooks.example.com/a\nb', 'https://hooks.example.com/a b', 'https://hooks.example.com/\u0000']) {
       const res = await gw.api('POST', '/api/v1/instance/webhook', { key: a.token, body: { webhookUrl: bad } });

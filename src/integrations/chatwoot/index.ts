@@ -2,6 +2,7 @@
 import { Gauge } from 'prom-client';
 import type { ModuleFactory } from '../../modules.js';
 import { API_PREFIX } from '../../http/versioning.js';
+import { nonPublicTarget } from '../../media/address.js';
 import { VERSION } from '../../version.js';
 import { ChatwootRepo } from './repo.js';
 import { chatwootRoutes } from './routes.js';
@@ -20,6 +21,7 @@ export const chatwootModule: ModuleFactory = async (deps) => {
     log: deps.log,
     userAgent: `Waygate/${VERSION}`,
     apiPrefix: API_PREFIX,
+    ...(deps.config.webhook.allowPrivateUrls ? {} : { targetGuard: (url: string) => nonPublicTarget(new URL(url)) }),
   });
   // Loaded before any event is stored: the sink's wants() reads this cache.
   await service.load();

@@ -77,6 +77,12 @@ export interface ServiceDeps {
   apiPrefix: string;
   /** Pacing of imports (tests pass their own). */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Why a Chatwoot base URL may not be used (a private or loopback target), or undefined; absent
+   * when private targets are allowed (WEBHOOK_ALLOW_PRIVATE_URLS). The base URL is set with an
+   * instance token, so it follows the rule of webhook URLs set that way.
+   */
+  targetGuard?: (url: string) => Promise<string | undefined>;
 }
 
 type Data = Record<string, unknown>;
@@ -111,6 +117,8 @@ export class ChatwootService {
     const previous = this.settings.get(instance.id) ?? (await this.deps.repo.find(instance.id));
     const webhookSecret = previous?.webhookSecret ?? randomToken(24);
     const baseUrl = input.baseUrl.replace(/\/+$/, '');
+    const refused = this.deps.targetGuard ? await this.deps.targetGuard(baseUrl).catch(() => 'not a valid URL') : undefined;
+    if (refused) throw errors.callbackUrlRefused(`baseUrl: ${refused}; private and loopback targets need WEBHOOK_ALLOW_PRIVATE_URLS=true`);
     const waygateUrl = input.waygateUrl ? input.waygateUrl.replace(/\/+$/, '') : null;
     const client = new ChatwootClient({ baseUrl, accountId: input.accountId, apiToken: input.apiAccessToken }, this.deps.userAgent);
     let inbox: CwInbox;
