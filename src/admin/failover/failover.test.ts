@@ -252,13 +252,14 @@ describe('sending through a failover group on the sandbox', () => {
   });
 
   it("keeps a group webhook's failed events as dead letters and resends them to the group", async () => {
-    const member = await connectedInstance(gw, uniqueNumber());
-    const own = new WebhookReceiver(member.webhookSecret);
+    const own = new WebhookReceiver();
     const receiver = new WebhookReceiver();
     receivers.push(receiver, own);
     await own.start();
     await receiver.start();
-    await gw.api('POST', '/api/v1/instance/webhook', { key: member.token, body: { webhookUrl: own.url } });
+    // Set by the admin key at creation: a receiver on this host is allowed (an instance token could not set it).
+    const member = await connectedInstance(gw, uniqueNumber(), { webhookUrl: own.url });
+    own.setSecret(member.webhookSecret);
     receiver.defaultStatus = 503;
     const group = await createGroup(gw, [member], { webhookUrl: receiver.url });
     receiver.setSecret(group.webhookSecret);

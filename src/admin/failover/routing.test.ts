@@ -18,6 +18,7 @@ function instance(id: string): Instance {
     status: 'CONNECTED',
     number: '5500000000',
     webhookUrl: null,
+    webhookAdminSet: false,
     webhookSecret: 'x'.repeat(32),
     webhookEvents: 'ALL',
     settings: {},

@@ -37,6 +37,7 @@ export class GroupWebhookSink implements DurableSink {
     const group = this.groups.group(this.groupId);
     if (!group?.webhookUrl) return { ok: false, status: null, error: 'the failover group has no webhookUrl (or is deleted)' };
     // The instance webhook's POST and signature, aimed at the group's URL with the group's secret.
-    return this.webhook.post(entry, { ...instance, webhookUrl: group.webhookUrl, webhookSecret: group.webhookSecret });
+    // Only the admin key sets a group's URL, so it may reach a private receiver (docs/channels.md).
+    return this.webhook.post(entry, { ...instance, webhookUrl: group.webhookUrl, webhookAdminSet: true, webhookSecret: group.webhookSecret });
   }
 }
