@@ -9,8 +9,10 @@ import type { Registry } from 'prom-client';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { EventBus } from './events/bus.js';
+import type { DeadLetterStore } from './events/dead-letters.js';
 import type { OutboxDispatcher } from './events/dispatcher.js';
 import type { OutboxStore } from './events/outbox.js';
+import type { WebhookSink } from './events/sinks/webhook.js';
 import type { WebSocketHub } from './events/sinks/websocket.js';
 import type { CredentialResolvers } from './http/auth.js';
 import type { RoutePlugin } from './http/types.js';
@@ -18,6 +20,8 @@ import type { InstanceService } from './instances/service.js';
 import type { MediaStore } from './media/store.js';
 import type { MessageStore } from './sending/store.js';
 import type { MessagingService } from './sending/service.js';
+import type { SandboxNetwork } from './network/sandbox/network.js';
+import type { SandboxWorld } from './network/sandbox/world.js';
 import type { SessionRegistry } from './sessions/registry.js';
 import type { Storage } from './storage/db.js';
 
@@ -51,6 +55,19 @@ export interface ModuleDeps {
   adminKey: string;
   /** True while this process is the active one for its database (sessions and delivery run here). */
   active(): boolean;
+  role: () => 'active' | 'standby';
+  /** Stored events that exhausted their retries (the webhook sink retries them on request). */
+  deadLetters: DeadLetterStore;
+  webhook: WebhookSink;
+  /** The simulated network (its phones and contacts) and its persistent world (groups, profiles, ...). */
+  sandbox: { network: SandboxNetwork; world: SandboxWorld };
+  /** Up/down of each durable channel, for health reporting. */
+  channelHealth: () => Record<string, { up: boolean; detail?: string }>;
+  version: string;
+  /** Epoch ms this process started. */
+  startedAt: number;
+  /** Waits of background work (tests pass their own). */
+  sleep: (ms: number) => Promise<void>;
 }
 
 export interface GatewayModule {

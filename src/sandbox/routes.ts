@@ -1,7 +1,7 @@
 /** /sandbox control routes (admin key): act as the phones and contacts of the simulated network. */
 import { Type } from 'typebox';
-import { ADMIN, errorResponses } from '../../http/schemas.js';
-import type { RoutePlugin } from '../../http/types.js';
+import { ADMIN, errorResponses } from '../http/schemas.js';
+import type { RoutePlugin } from '../http/types.js';
 import * as S from './schema.js';
 import type { SandboxService } from './service.js';
 
@@ -10,6 +10,19 @@ const admin = { access: 'admin' as const };
 
 export function sandboxRoutes(sandbox: SandboxService): RoutePlugin {
   return async (app) => {
+    app.post('/sandbox/poll-votes', {
+      config: admin,
+      schema: {
+        tags, security: ADMIN, summary: 'A contact votes in a poll',
+        description: 'The contact `from` votes `selectedOptions` (option names; empty withdraws the vote) in the poll `pollMessageId` that the sandbox instance with number `to` sent to `from`. The instance gets a MESSAGE with `pollUpdateMessage` (the options as SHA-256 hashes, decrypted) and `pollVote` (`pollMessageId`, `selectedOptions` names). 404 unknown instance or poll, 400 unknown options or more than the poll allows, 409 when the poll was sent to someone else.',
+        body: S.PollVoteBody,
+        response: { 200: Type.Object({ key: S.MessageKey, messageTimestamp: Type.Integer() }), ...errorResponses(401, 403, 404, 409) },
+      },
+    }, async (request) => {
+      const { from, to, pollMessageId, selectedOptions } = request.body;
+      return sandbox.contactVotes(from, to, pollMessageId, selectedOptions);
+    });
+
     app.post('/sandbox/scan', {
       config: admin,
       schema: {

@@ -1,5 +1,8 @@
 import { Type } from 'typebox';
-import { PhoneNumber } from '../../http/schemas.js';
+import { PhoneNumber } from '../http/schemas.js';
+import { LIMITS, MessageKey } from '../sending/schema.js';
+
+export { MessageKey };
 
 const InstanceRef = Type.String({ minLength: 1, maxLength: 64, description: 'instanceId of a sandbox instance.' });
 
@@ -57,5 +60,19 @@ export const CallBody = Type.Object(
 export const InstanceBody = Type.Object({ instanceId: InstanceRef }, { additionalProperties: false });
 export const ContactBody = Type.Object(
   { number: PhoneNumber, pushName: Type.String({ minLength: 1, maxLength: 128 }) },
+  { additionalProperties: false },
+);
+
+export const PollVoteBody = Type.Object(
+  {
+    from: PhoneNumber,
+    to: PhoneNumber,
+    pollMessageId: Type.String({ minLength: 1, maxLength: 128, description: 'Key id of the poll the instance `to` sent.' }),
+    selectedOptions: Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.pollOption }), {
+      maxItems: LIMITS.pollOptionsMax,
+      uniqueItems: true,
+      description: 'Option names chosen (empty: the vote is withdrawn).',
+    }),
+  },
   { additionalProperties: false },
 );

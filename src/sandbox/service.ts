@@ -1,10 +1,11 @@
 /** What the /sandbox control routes do: act as the phones and contacts of the simulated network. */
-import { AppError } from '../../errors.js';
-import type { InstanceService } from '../../instances/service.js';
-import { toJid } from '../port.js';
-import type { SessionRegistry } from '../../sessions/registry.js';
-import { newMessageId, type SandboxNetwork } from './network.js';
-import type { SandboxSession } from './session.js';
+import { AppError } from '../errors.js';
+import type { InstanceService } from '../instances/service.js';
+import { toJid } from '../network/port.js';
+import type { SessionRegistry } from '../sessions/registry.js';
+import type { MessageStore } from '../sending/store.js';
+import { newMessageId, type SandboxNetwork } from '../network/sandbox/network.js';
+import type { SandboxSession } from '../network/sandbox/session.js';
 
 export type ContactPresence = 'available' | 'unavailable' | 'composing' | 'recording' | 'paused';
 
@@ -13,7 +14,26 @@ export class SandboxService {
     private readonly world: SandboxNetwork,
     private readonly sessions: SessionRegistry,
     private readonly instances: InstanceService,
+    /** The gateway's message store: the polls an instance sent. */
+    private readonly messages: Pick<MessageStore, 'find'>,
   ) {}
+
+  /** The contact `from` votes in the poll `pollMessageId` that the instance with number `to` sent it. */
+  async contactVotes(from: string, to: string, pollMessageId: string, selectedOptions: string[]) {
+    const session = this.world.connectedSession(to);
+    const poll = await this.messages.find(session.instanceId, pollMessageId);
+    const content = (poll?.message.pollCreationMessageV3 ?? poll?.message.pollCreationMessage) as
+      | { options?: { optionName?: string }[]; selectableOptionsCount?: number }
+      | undefined;
+    if (!poll || !poll.key.fromMe || !content) throw new AppError('poll_not_found', 404, `poll ${pollMessageId} not found among the polls ${to} sent`);
+    if (poll.key.remoteJid !== `${from}@s.whatsapp.net`) throw new AppError('not_a_poll_recipient', 409, `poll ${pollMessageId} was sent to ${poll.key.remoteJid}, not to ${from}`);
+    const names = new Set((content.options ?? []).map((o) => o.optionName));
+    const unknown = selectedOptions.find((name) => !names.has(name));
+    if (unknown !== undefined) throw new AppError('bad_request', 400, `selectedOptions: "${unknown}" is not an option of poll ${pollMessageId}`);
+    const allowed = content.selectableOptionsCount || names.size;
+    if (selectedOptions.length > allowed) throw new AppError('bad_request', 400, `selectedOptions: the poll allows ${allowed} choice(s), got ${selectedOptions.length}`);
+    return this.world.deliverPollVote(from, to, pollMessageId, selectedOptions);
+  }
 
   private async sessionOf(instanceId: string): Promise<SandboxSession> {
     const instance = await this.instances.get(instanceId);

@@ -1,7 +1,7 @@
 /** /sandbox routes (admin key) that act in the sandbox world: accounts, contacts in groups, calls. */
 import { Type } from 'typebox';
-import { ADMIN, errorResponses } from '../../http/schemas.js';
-import type { RoutePlugin } from '../../http/types.js';
+import { ADMIN, errorResponses } from '../http/schemas.js';
+import type { RoutePlugin } from '../http/types.js';
 import * as S from './world-schema.js';
 import type { SandboxWorldService } from './world-service.js';
 

@@ -1,6 +1,6 @@
 /** Schemas of the /sandbox routes that act in the sandbox world (accounts, groups, calls). */
 import { Type } from 'typebox';
-import { PhoneNumber } from '../../http/schemas.js';
+import { PhoneNumber } from '../http/schemas.js';
 
 export const BusinessProfileSchema = Type.Object(
   {

@@ -1,8 +1,8 @@
 /** What the /sandbox world routes do: virtual accounts, contacts using invites, callers hanging up. */
-import { AppError, errors } from '../../errors.js';
-import { inviteCodeOf, toJid, type BusinessProfile } from '../port.js';
-import { isParticipant, joinByInvite, leaveGroup } from './groups.js';
-import { DEFAULT_PRIVACY, type SandboxWorld } from './world.js';
+import { AppError, errors } from '../errors.js';
+import { inviteCodeOf, toJid, type BusinessProfile } from '../network/port.js';
+import { isParticipant, joinByInvite, leaveGroup } from '../network/sandbox/groups.js';
+import { DEFAULT_PRIVACY, type SandboxWorld } from '../network/sandbox/world.js';
 
 export interface AccountInput {
   number: string;

@@ -586,19 +586,6 @@ export const MediaSettings = Type.Object(
   strict,
 );
 
-export const PollVoteBody = Type.Object(
-  {
-    from: PhoneNumber,
-    to: PhoneNumber,
-    pollMessageId: Type.String({ minLength: 1, maxLength: 128, description: 'Key id of the poll the instance `to` sent.' }),
-    selectedOptions: Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.pollOption }), {
-      maxItems: LIMITS.pollOptionsMax,
-      uniqueItems: true,
-      description: 'Option names chosen (empty: the vote is withdrawn).',
-    }),
-  },
-  strict,
-);
 
 // ---- documented errors of media routes ----
 
