@@ -19,8 +19,8 @@ import { WebSocketHub } from './events/sinks/websocket.js';
 import { buildApp } from './http/app.js';
 import { emptyResolvers } from './http/auth.js';
 import { MemoryWindowStore, RedisWindowStore, type SlidingWindowStore } from './http/rate-limit.js';
-import { InstanceRepo } from './instances/repo.js';
-import { InstanceService } from './instances/service.js';
+import { InstanceRepo } from './instance-registry/repo.js';
+import { InstanceService } from './instance-registry/service.js';
 import { createLogger } from './logger.js';
 import { createMediaStore } from './media/index.js';
 import { MediaFetcher } from './media/fetch.js';
@@ -33,9 +33,9 @@ import { SandboxNetwork } from './network/sandbox/network.js';
 import { SandboxWorld } from './network/sandbox/world.js';
 import { SqlWorldStore } from './network/sandbox/world-store.js';
 import { WhatsAppDriver, whatsappSettings } from './network/whatsapp/driver.js';
-import { MessageRecorder } from './sending/recorder.js';
-import { MessagingService } from './sending/service.js';
-import { MessageStore } from './sending/store.js';
+import { MessageRecorder } from './message-store/recorder.js';
+import { MessagingService } from './outgoing/service.js';
+import { MessageStore } from './message-store/store.js';
 import { createMetricsRegistry } from './server/metrics.js';
 import { SessionRegistry } from './sessions/registry.js';
 import { acquireActiveLease } from './storage/active-lease.js';
@@ -44,7 +44,7 @@ import { VERSION } from './version.js';
 import { callsModule } from './calls/module.js';
 import { chatsModule } from './chats/module.js';
 import { communitiesModule } from './communities/module.js';
-import { eventsModule } from './events/module.js';
+import { deliveryModule } from './delivery/module.js';
 import { groupsModule } from './groups/module.js';
 import { instancesModule } from './instances/module.js';
 import { labelsModule } from './labels/module.js';
@@ -71,7 +71,7 @@ const FEATURES: ModuleFactory[] = [
   instancesModule,
   sendingModule,
   messagesModule,
-  eventsModule,
+  deliveryModule,
   sandboxModule,
   chatsModule,
   groupsModule,

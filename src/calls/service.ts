@@ -4,7 +4,7 @@
  * instance's webhook events are, on every network driver that can reject calls.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { Instance, InstanceService } from '../instances/service.js';
+import type { Instance, InstanceService } from '../instance-registry/service.js';
 import { capabilityOf } from '../sessions/capability.js';
 import { jidToNumber, type CallOperations, type CanonicalEvent, type PageRequest } from '../network/port.js';
 import type { SessionRegistry } from '../sessions/registry.js';

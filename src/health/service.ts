@@ -7,9 +7,9 @@
  * HEALTH_INTERVAL_MS. The formula is `healthScore` below (docs/operations.md explains it).
  */
 import type { Clock } from '../clock.js';
-import type { Instance, InstanceService } from '../instances/service.js';
+import type { Instance, InstanceService } from '../instance-registry/service.js';
 import type { ConnectionData, InstanceStatus } from '../network/port.js';
-import type { MessagingService, SendAttempt } from '../sending/service.js';
+import type { MessagingService, SendAttempt } from '../outgoing/service.js';
 import type { SessionRegistry } from '../sessions/registry.js';
 import type { HealthSource } from '../modules.js';
 import type { BacklogCounts } from './repo.js';

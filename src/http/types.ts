@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Instance } from '../instances/service.js';
+import type { Instance } from '../instance-registry/service.js';
 import type { AdminCaller } from './auth.js';
 
 /** Who may call a route: nobody special, the admin key, or an instance token. */

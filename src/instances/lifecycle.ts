@@ -4,7 +4,7 @@
  */
 import { errors } from '../errors.js';
 import type { SessionRegistry } from '../sessions/registry.js';
-import { maskProxyPassword, type InstanceService } from './service.js';
+import { maskProxyPassword, type InstanceService } from '../instance-registry/service.js';
 
 export class InstanceLifecycle {
   constructor(

@@ -5,7 +5,7 @@ import { callerInstance, type RoutePlugin } from '../http/types.js';
 import type { HealthSource } from '../modules.js';
 import type { InstanceLifecycle } from './lifecycle.js';
 import * as S from './schema.js';
-import { publicInstance, type Instance, type InstanceService } from './service.js';
+import { publicInstance, type Instance, type InstanceService } from '../instance-registry/service.js';
 
 const tags = ['instance'];
 const admin = { access: 'admin' as const };

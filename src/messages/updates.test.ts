@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSchemaName, PG_URL } from '../../test/support/gateway.js';
 import { LocalMediaStore } from '../media/store.js';
-import { MessageStore } from '../sending/store.js';
+import { MessageStore } from '../message-store/store.js';
 import type { CanonicalEvent } from '../network/port.js';
 import * as F from '../network/whatsapp/fixtures/baileys-payloads.js';
 import { storageWithInstance } from '../network/whatsapp/fixtures/harness.js';

@@ -11,8 +11,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { MediaStore } from '../media/store.js';
-import { REVOKED_TYPE, type MessageStore } from '../sending/store.js';
-import { isGroupJid, messageChangeOf, withEditedText, type CanonicalEvent, type MessageKey } from '../network/port.js';
+import { REVOKED_TYPE, type MessageStore } from '../message-store/store.js';
+import { messageChangeOf, withEditedText } from '../network/payloads.js';
+import { isGroupJid, type CanonicalEvent, type MessageKey } from '../network/port.js';
 
 type Json = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { PhoneNumber } from '../http/schemas.js';
-import { LIMITS, MessageKey } from '../sending/schema.js';
+import { LIMITS, MessageKey } from '../outgoing/schema.js';
 
 export { MessageKey };
 

@@ -1,9 +1,9 @@
 /** What the /sandbox control routes do: act as the phones and contacts of the simulated network. */
 import { AppError } from '../errors.js';
-import type { InstanceService } from '../instances/service.js';
+import type { InstanceService } from '../instance-registry/service.js';
 import { toJid } from '../network/port.js';
 import type { SessionRegistry } from '../sessions/registry.js';
-import type { MessageStore } from '../sending/store.js';
+import type { MessageStore } from '../message-store/store.js';
 import { newMessageId, type SandboxNetwork } from '../network/sandbox/network.js';
 import type { SandboxSession } from '../network/sandbox/session.js';
 

@@ -9,10 +9,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Static } from 'typebox';
 import { newId, type Clock } from '../clock.js';
 import { AppError, errors } from '../errors.js';
-import type { Instance, InstanceService } from '../instances/service.js';
+import type { Instance, InstanceService } from '../instance-registry/service.js';
 import type { BatchRepo } from './batch-repo.js';
-import type * as S from './schema.js';
-import type { MessagingService } from './service.js';
+import type * as S from '../outgoing/schema.js';
+import type { MessagingService } from '../outgoing/service.js';
 
 type ItemPayload = { text: string; mentions?: string[]; linkPreview?: boolean };
 

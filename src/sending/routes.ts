@@ -3,8 +3,8 @@ import { Type } from 'typebox';
 import { errorResponses, INSTANCE } from '../http/schemas.js';
 import { callerInstance, type RoutePlugin } from '../http/types.js';
 import type { BatchService } from './batch.js';
-import * as S from './schema.js';
-import type { MessagingService } from './service.js';
+import * as S from '../outgoing/schema.js';
+import type { MessagingService } from '../outgoing/service.js';
 
 const tags = ['send'];
 const instance = { access: 'instance' as const };

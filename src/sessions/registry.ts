@@ -6,7 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { AppError, errors } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
-import type { Instance, InstanceService } from '../instances/service.js';
+import type { Instance, InstanceService } from '../instance-registry/service.js';
 import type { CanonicalEvent, ConnectionData, NetworkDriver, NetworkName, Session, SessionHost } from '../network/port.js';
 
 interface Entry {

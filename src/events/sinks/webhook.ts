@@ -5,7 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { request } from 'undici';
-import type { Instance } from '../../instances/service.js';
+import type { Instance } from '../../instance-registry/service.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
 

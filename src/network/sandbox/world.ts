@@ -15,13 +15,12 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { errors } from '../../errors.js';
+import { messageChangeOf, withEditedText, type MessageChange } from '../payloads.js';
 import {
   isGroupJid,
   isNewsletterJid,
   jidToNumber,
-  messageChangeOf,
   toJid,
-  withEditedText,
   type BusinessProfile,
   type CallRecord,
   type CanonicalEvent,
@@ -31,7 +30,6 @@ import {
   type GroupSettings,
   type ImageInput,
   type Label,
-  type MessageChange,
   type PrivacyAudience,
   type PrivacySettings,
   type SessionHost,

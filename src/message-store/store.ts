@@ -3,37 +3,12 @@
  * events), so later requests can quote it, forward it or download its media by message id.
  */
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
-import type { MessageKey } from '../network/port.js';
+import type { ChatMessages, MessageFilter, MessageKey, StoredMessage } from '../network/port.js';
+
+// The stored shapes are declared by the port, which hands this store to the drivers.
+export { messageTypeOf } from '../network/port.js';
+export type { MessageFilter, StoredMedia, StoredMessage } from '../network/port.js';
 import type { Database } from '../storage/schema.js';
-
-export interface StoredMedia {
-  /** Key in the media store. */
-  key: string;
-  mimetype: string;
-  size: number;
-  fileName?: string;
-  sha256: string;
-}
-
-export interface StoredMessage {
-  instanceId: string;
-  key: MessageKey;
-  participant?: string;
-  pushName?: string;
-  messageType: string;
-  message: Record<string, unknown>;
-  messageTimestamp: number;
-  media?: StoredMedia;
-  createdAt: number;
-}
-
-/** Keys of a message payload that wrap the content rather than being it. */
-const WRAPPERS = new Set(['messageContextInfo']);
-
-/** The content's kind: its first key that is not context, e.g. `conversation`, `imageMessage`. */
-export function messageTypeOf(message: Record<string, unknown>): string {
-  return Object.keys(message).find((key) => !WRAPPERS.has(key)) ?? 'unknown';
-}
 
 type MessageRow = Database['messages'];
 
@@ -41,18 +16,6 @@ type MessageRow = Database['messages'];
 export const REVOKED_TYPE = 'revoked';
 /** `message_type` of a decrypted poll vote: kept for GET /message/poll-results, never shown as a message. */
 export const POLL_VOTE_TYPE = 'pollVote';
-
-/** Filters of GET /message/find; every one optional, all combined. */
-export interface MessageFilter {
-  remoteJid?: string;
-  messageId?: string;
-  fromMe?: boolean;
-  /** Case-insensitive text inside the message's text or caption. */
-  text?: string;
-  /** Unix seconds, inclusive. */
-  since?: number;
-  until?: number;
-}
 
 export interface StoredPollVote {
   voter: string;
@@ -75,7 +38,7 @@ interface PendingWrite {
   reject: (error: unknown) => void;
 }
 
-export class MessageStore {
+export class MessageStore implements ChatMessages {
   /** Rows waiting for the next multi-row write, by `<instanceId> <messageId>`. */
   private batch = new Map<string, PendingWrite>();
   /** Writes not yet finished, so a read right after a send sees its message. */

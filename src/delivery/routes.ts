@@ -5,9 +5,9 @@ import { AppError } from '../errors.js';
 import { ADMIN, errorResponses, InstanceIdParams, Page, PagingQuery } from '../http/schemas.js';
 import type { RoutePlugin } from '../http/types.js';
 import { DeadLetterParams, DeadLetterView, RetryReply } from '../instances/schema.js';
-import type { InstanceService } from '../instances/service.js';
+import type { InstanceService } from '../instance-registry/service.js';
 import type { DeadLetterService } from './service.js';
-import type { WebSocketHub } from './sinks/websocket.js';
+import type { WebSocketHub } from '../events/sinks/websocket.js';
 
 /** Close codes sent when a WebSocket is refused (4000 + the HTTP status it would have had). */
 export const WS_CLOSE = {

@@ -6,7 +6,7 @@
  */
 import type { Static } from 'typebox';
 import { AppError, errors } from '../errors.js';
-import type { Instance, InstanceService } from '../instances/service.js';
+import type { Instance, InstanceService } from '../instance-registry/service.js';
 import { withArticle, type MediaResolver, type MediaSource } from '../media/resolver.js';
 import type { MediaStore } from '../media/store.js';
 import type {
@@ -21,10 +21,10 @@ import type {
 } from '../network/port.js';
 import type { SessionRegistry } from '../sessions/registry.js';
 import { amountInCents, normalisePixKey } from './pix.js';
-import { BASE64_SETTING } from './recorder.js';
+import { BASE64_SETTING } from '../message-store/recorder.js';
 import type * as S from './schema.js';
 import { LIMITS } from './schema.js';
-import type { MessageStore, StoredMessage } from './store.js';
+import type { MessageStore, StoredMessage } from '../message-store/store.js';
 import { contactCards } from './vcard.js';
 
 type MediaBody = Static<typeof S.MediaInput>;

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { MediaConfig } from '../config.js';
-import type { InstanceService } from '../instances/service.js';
+import type { InstanceService } from '../instance-registry/service.js';
 import { mediaKey, type MediaStore } from '../media/store.js';
 import type { CanonicalEvent, MessageKey } from '../network/port.js';
 import { messageTypeOf, type MessageStore, type StoredMedia } from './store.js';

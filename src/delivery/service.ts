@@ -1,11 +1,11 @@
 /** Dead letters as the API sees them: listing and manual redelivery. */
 import type { Clock } from '../clock.js';
 import { errors } from '../errors.js';
-import type { InstanceService } from '../instances/service.js';
+import type { InstanceService } from '../instance-registry/service.js';
 import type { EventType } from '../network/port.js';
-import type { DeadLetter, DeadLetterStore } from './dead-letters.js';
-import type { DurableSink } from './sink.js';
-import type { WebhookSink } from './sinks/webhook.js';
+import type { DeadLetter, DeadLetterStore } from '../events/dead-letters.js';
+import type { DurableSink } from '../events/sink.js';
+import type { WebhookSink } from '../events/sinks/webhook.js';
 
 export function deadLetterView(letter: DeadLetter) {
   return {
