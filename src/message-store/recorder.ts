@@ -10,7 +10,7 @@ import type { Clock } from '../clock.js';
 import type { MediaConfig } from '../config.js';
 import type { InstanceService } from '../instance-registry/service.js';
 import { mediaKey, type MediaStore } from '../media/store.js';
-import type { CanonicalEvent, MessageKey } from '../network/port.js';
+import type { CanonicalEvent, EventMessageKey, MessageKey } from '../network/port.js';
 import { messageTypeOf, type MessageStore, type StoredMedia } from './store.js';
 import { safeMimetype } from '../media/resolver.js';
 
@@ -24,9 +24,9 @@ export function downloadPath(messageId: string): string {
   return `/api/v1/message/download/${encodeURIComponent(messageId)}`;
 }
 
-function asKey(value: unknown): MessageKey | undefined {
-  const key = value as Partial<MessageKey> | undefined;
-  if (!key || typeof key.id !== 'string' || typeof key.remoteJid !== 'string' || typeof key.fromMe !== 'boolean') return undefined;
+/** The key as the store keeps it (without the author and hidden ids); undefined without an id. */
+function asKey(key: EventMessageKey): MessageKey | undefined {
+  if (!key.id) return undefined;
   return { remoteJid: key.remoteJid, fromMe: key.fromMe, id: key.id };
 }
 
@@ -44,7 +44,8 @@ export class MessageRecorder {
     if (event.type !== 'MESSAGE' && event.type !== 'SEND_MESSAGE') return;
     const data = event.data;
     const key = asKey(data.key);
-    const content = data.message as Record<string, unknown> | undefined;
+    // A failed send (SEND_MESSAGE status FAILED) carries no content.
+    const content = data.message;
     if (!key || !content || typeof content !== 'object') return;
     const messageType = messageTypeOf(content);
     if (UPDATE_KINDS.has(messageType)) return;
@@ -85,11 +86,7 @@ export class MessageRecorder {
         instanceId,
         key,
         // The author in a group: beside the key (sandbox) or inside it (WhatsApp, as message keys carry it).
-        ...(typeof data.participant === 'string'
-          ? { participant: data.participant }
-          : typeof (data.key as { participant?: unknown }).participant === 'string'
-            ? { participant: (data.key as { participant: string }).participant }
-            : {}),
+        ...(typeof data.participant === 'string' ? { participant: data.participant } : data.key.participant ? { participant: data.key.participant } : {}),
         ...(typeof data.pushName === 'string' ? { pushName: data.pushName } : {}),
         messageType,
         message: content,

@@ -159,26 +159,24 @@ describe.each(['sqlite', 'postgres'] as const)('message updates from WhatsApp pa
 
   it('keeps decrypted poll votes, latest per voter, for the poll results', async () => {
     const pollKey = { remoteJid: F.CONTACT_PN, fromMe: true, id: '3EB0POLL0001' };
-    const vote = (id: string, at: number, chosen: string[]) =>
-      ({
-        type: 'MESSAGE',
-        data: pollVoteData(
-          received({
-            key: { remoteJid: F.CONTACT_PN, fromMe: false, id },
-            messageTimestamp: at,
-            message: { pollUpdateMessage: { pollCreationMessageKey: pollKey } },
-          }),
-          pollKey,
-          chosen,
-          [],
-          ctx.addresses,
-        ),
-      }) as CanonicalEvent;
+    const voteData = (id: string, at: number, chosen: string[]) =>
+      pollVoteData(
+        received({
+          key: { remoteJid: F.CONTACT_PN, fromMe: false, id },
+          messageTimestamp: at,
+          message: { pollUpdateMessage: { pollCreationMessageKey: pollKey } },
+        }),
+        pollKey,
+        chosen,
+        [],
+        ctx.addresses,
+        );
+    const vote = (id: string, at: number, chosen: string[]): CanonicalEvent => ({ type: 'MESSAGE', data: voteData(id, at, chosen) });
     await updates.record(instanceId, vote('3EB0VOTE0001', 1_780_000_800, ['pizza']));
     await updates.record(instanceId, vote('3EB0VOTE0002', 1_780_000_900, ['sushi', 'salad']));
     await updates.record(instanceId, {
       type: 'MESSAGE',
-      data: { ...vote('3EB0VOTE0003', 1_780_000_950, []).data, pollVote: { pollKey, decrypted: false, reason: 'decryption_failed' } },
+      data: { ...voteData('3EB0VOTE0003', 1_780_000_950, []), pollVote: { pollKey, decrypted: false, reason: 'decryption_failed' } },
     });
 
     expect(await store.pollVotes(instanceId, '3EB0POLL0001')).toEqual([

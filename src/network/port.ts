@@ -4,6 +4,7 @@
  * crosses it. Later capabilities (chats, groups, users, labels, newsletters, communities, calls) are
  * added as optional capability objects on Session, so adding one never reshapes the others.
  */
+import type { CanonicalEvent, EventMedia, InstanceStatus } from './events.js';
 import type { ChatOperations } from './port/chats.js';
 import type { GroupOperations } from './port/groups.js';
 import type { UserOperations } from './port/users.js';
@@ -15,16 +16,6 @@ import type { MessageOperations } from './port/messages.js';
 
 export const NETWORKS = ['whatsapp', 'sandbox'] as const;
 export type NetworkName = (typeof NETWORKS)[number];
-
-/**
- * Instance status values and their transitions:
- *   created --connect--> CONNECTING --(needs pairing)--> QRCODE --(scan/pair)--> CONNECTED
- *   CONNECTED --(connection lost)--> DISCONNECTED --(automatic reconnect)--> CONNECTING --> CONNECTED
- *   QRCODE --(QR attempts exhausted)--> DISCONNECTED
- *   any --logout (API or phone side)--> LOGGED_OUT --connect--> CONNECTING --> QRCODE ...
- */
-export const INSTANCE_STATUSES = ['created', 'CONNECTING', 'QRCODE', 'CONNECTED', 'DISCONNECTED', 'LOGGED_OUT'] as const;
-export type InstanceStatus = (typeof INSTANCE_STATUSES)[number];
 
 export const EVENT_TYPES = [
   'MESSAGE',
@@ -41,7 +32,6 @@ export const EVENT_TYPES = [
   'NEWSLETTER',
   'QRCODE',
 ] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The address form of the network: `<digits>@s.whatsapp.net` for people, `<id>@g.us` for groups. */
 export const USER_SERVER = 's.whatsapp.net';
@@ -227,31 +217,6 @@ export interface SentMessage {
   status: 'SENT' | 'PENDING';
 }
 
-export interface ConnectionData {
-  status: InstanceStatus;
-  number?: string;
-  /** Why the status changed (e.g. `qr_attempts_exhausted`, `connection_lost`, `logged_out_from_phone`). */
-  reason?: string;
-}
-
-export interface CanonicalEvent {
-  type: EventType;
-  data: Record<string, unknown>;
-  /**
-   * The media bytes of a MESSAGE or SEND_MESSAGE event that carries an image, video, audio,
-   * document or sticker. The registry loads them once, keeps them in the media store and adds
-   * `data.media` (type, size, download route); they never travel inside the event itself.
-   */
-  media?: EventMedia;
-}
-
-export interface EventMedia {
-  mimetype: string;
-  fileName?: string;
-  /** Produces the plain bytes (a driver downloads and decrypts here). */
-  load(): Promise<Buffer>;
-}
-
 export interface QrSnapshot {
   /** data:image/png;base64,... */
   qrcode: string;
@@ -382,3 +347,4 @@ export * from './port/newsletters.js';
 export * from './port/calls.js';
 export * from './port/messages.js';
 export * from './port/message-store.js';
+export * from './events.js';

@@ -1,7 +1,7 @@
 /** What the /sandbox control routes do: act as the phones and contacts of the simulated network. */
 import { AppError } from '../errors.js';
 import type { InstanceService } from '../instance-registry/service.js';
-import { toJid } from '../network/port.js';
+import { toJid, type EventData } from '../network/port.js';
 import type { SessionRegistry } from '../sessions/registry.js';
 import type { MessageStore } from '../message-store/store.js';
 import { newMessageId, type SandboxNetwork } from '../network/sandbox/network.js';
@@ -64,11 +64,11 @@ export class SandboxService {
     const session = this.world.connectedSession(to);
     const readAt = Math.floor(this.world.clock.now() / 1000);
     for (const id of messageIds) {
-      await session.notify('READ_RECEIPT', {
+      await session.notify({ type: 'READ_RECEIPT', data: {
         key: { remoteJid: toJid(from), fromMe: true, id },
         receipt: 'read',
         readTimestamp: readAt,
-      });
+      } });
     }
     return { receipts: messageIds.length };
   }
@@ -77,11 +77,11 @@ export class SandboxService {
     const session = this.world.connectedSession(to);
     const jid = toJid(from);
     if (presence === 'available' || presence === 'unavailable') {
-      const data: Record<string, unknown> = { id: jid, presence };
+      const data: EventData<'PRESENCE'> = { id: jid, presence };
       if (presence === 'unavailable') data.lastSeen = Math.floor(this.world.clock.now() / 1000);
-      await session.notify('PRESENCE', data);
+      await session.notify({ type: 'PRESENCE', data });
     } else {
-      await session.notify('CHAT_PRESENCE', { remoteJid: jid, participant: jid, presence });
+      await session.notify({ type: 'CHAT_PRESENCE', data: { remoteJid: jid, participant: jid, presence } });
     }
     return { event: presence === 'available' || presence === 'unavailable' ? 'PRESENCE' : 'CHAT_PRESENCE' };
   }
@@ -89,7 +89,7 @@ export class SandboxService {
   async contactCalls(from: string, to: string, isVideo: boolean) {
     const session = this.world.connectedSession(to);
     const id = newMessageId();
-    await session.notify('CALL', {
+    await session.notify({ type: 'CALL', data: {
       id,
       from: toJid(from),
       status: 'offer',
@@ -97,7 +97,7 @@ export class SandboxService {
       isGroup: false,
       timestamp: Math.floor(this.world.clock.now() / 1000),
       offline: false,
-    });
+    } });
     return { callId: id };
   }
 

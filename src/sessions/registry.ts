@@ -7,7 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { AppError, errors } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import type { Instance, InstanceService } from '../instance-registry/service.js';
-import type { CanonicalEvent, ConnectionData, NetworkDriver, NetworkName, Session, SessionHost } from '../network/port.js';
+import type { CanonicalEvent, NetworkDriver, NetworkName, Session, SessionHost } from '../network/port.js';
 
 interface Entry {
   session: Session;
@@ -141,9 +141,8 @@ export class SessionRegistry {
   private record(instanceId: string, entry: Entry, event: CanonicalEvent): Promise<void> {
     const run = async () => {
       if (event.type === 'CONNECTION') {
-        const data = event.data as unknown as ConnectionData;
-        const number = data.status === 'LOGGED_OUT' ? null : data.number;
-        await this.instances.setConnectionState(instanceId, data.status, number);
+        const { status, number } = event.data;
+        await this.instances.setConnectionState(instanceId, status, status === 'LOGGED_OUT' ? null : number);
       }
       for (const recorder of this.recorders) {
         try {
