@@ -49,7 +49,10 @@ function productionFiles(dir: string): string[] {
 
 /** Relative specifiers of `import ... from`, `export ... from` and `import('...')`. */
 function importsOf(text: string): string[] {
-  const specifiers = [...text.matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+['"]([^'"]+)['"]/gms), ...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)];
+  const specifiers = [
+    ...text.matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+['"]([^'"]+)['"]/gms),
+    ...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g),
+  ];
   return specifiers.map((match) => match[1]!).filter((specifier) => specifier.startsWith('.'));
 }
 

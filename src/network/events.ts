@@ -64,7 +64,9 @@ const MessageData = Type.Object(
     participant: Type.Optional(Jid),
     message: MessagePayload,
     messageTimestamp: Seconds,
-    media: Type.Optional(Type.Object({ mimetype: Type.String() }, { ...open, description: 'Added by the gateway when it stored the media.' })),
+    media: Type.Optional(
+      Type.Object({ mimetype: Type.String() }, { ...open, description: 'Added by the gateway when it stored the media.' }),
+    ),
     pollVote: Type.Optional(PollVote),
   },
   open,
@@ -146,7 +148,9 @@ const ConnectionData = Type.Object(
   {
     status: Type.Unsafe<InstanceStatus>({ type: 'string', enum: [...INSTANCE_STATUSES] }),
     number: Type.Optional(Type.String()),
-    reason: Type.Optional(Type.String({ description: 'Why the status changed (e.g. `qr_attempts_exhausted`, `connection_lost`, `logged_out_from_phone`).' })),
+    reason: Type.Optional(
+      Type.String({ description: 'Why the status changed (e.g. `qr_attempts_exhausted`, `connection_lost`, `logged_out_from_phone`).' }),
+    ),
   },
   open,
 );

@@ -54,7 +54,12 @@ export class BatchRepo {
   }
 
   find(instanceId: string, batchId: string): Promise<BatchRow | undefined> {
-    return this.db.selectFrom('send_batches').selectAll().where('id', '=', batchId).where('instance_id', '=', instanceId).executeTakeFirst();
+    return this.db
+      .selectFrom('send_batches')
+      .selectAll()
+      .where('id', '=', batchId)
+      .where('instance_id', '=', instanceId)
+      .executeTakeFirst();
   }
 
   items(batchId: string): Promise<BatchItemRow[]> {
@@ -63,7 +68,12 @@ export class BatchRepo {
 
   /** Pending items become cancelled and the batch is finished. */
   async cancel(batchId: string, finishedAt: number): Promise<void> {
-    await this.db.updateTable('send_batch_items').set({ status: 'cancelled' }).where('batch_id', '=', batchId).where('status', '=', 'pending').execute();
+    await this.db
+      .updateTable('send_batch_items')
+      .set({ status: 'cancelled' })
+      .where('batch_id', '=', batchId)
+      .where('status', '=', 'pending')
+      .execute();
     await this.db.updateTable('send_batches').set({ status: 'cancelled', finished_at: finishedAt }).where('id', '=', batchId).execute();
   }
 
@@ -75,7 +85,12 @@ export class BatchRepo {
   /** Items left `sending` in these batches become failed with `error`. */
   async failInterrupted(batchIds: string[], error: string): Promise<void> {
     if (batchIds.length === 0) return;
-    await this.db.updateTable('send_batch_items').set({ status: 'failed', error }).where('status', '=', 'sending').where('batch_id', 'in', batchIds).execute();
+    await this.db
+      .updateTable('send_batch_items')
+      .set({ status: 'failed', error })
+      .where('status', '=', 'sending')
+      .where('batch_id', 'in', batchIds)
+      .execute();
   }
 
   /** The instance's oldest unfinished batch. */
@@ -126,7 +141,11 @@ export class BatchRepo {
     return Number(claimed.numUpdatedRows) > 0;
   }
 
-  async finishItem(batchId: string, position: number, patch: { status: 'sent' | 'failed'; message_id?: string; sent_at?: number; error?: string }): Promise<void> {
+  async finishItem(
+    batchId: string,
+    position: number,
+    patch: { status: 'sent' | 'failed'; message_id?: string; sent_at?: number; error?: string },
+  ): Promise<void> {
     await this.db.updateTable('send_batch_items').set(patch).where('batch_id', '=', batchId).where('position', '=', position).execute();
   }
 }

@@ -5,7 +5,15 @@ import { BatchService } from './batch.js';
 import { messageRoutes, sendRoutes } from './routes.js';
 
 export const sendingModule: ModuleFactory = (deps) => {
-  const batches = new BatchService(new BatchRepo(deps.storage.db), deps.sending, deps.instances, deps.config.batch, deps.clock, deps.sleep, deps.log);
+  const batches = new BatchService(
+    new BatchRepo(deps.storage.db),
+    deps.sending,
+    deps.instances,
+    deps.config.batch,
+    deps.clock,
+    deps.sleep,
+    deps.log,
+  );
   return {
     name: 'sending',
     routes: [sendRoutes(deps.sending, batches, deps.config.media.bodyLimitBytes), messageRoutes(deps.sending)],

@@ -41,14 +41,7 @@ export interface GroupInfo extends GroupSettings {
 export type ParticipantAction = 'add' | 'remove' | 'promote' | 'demote';
 
 export type ParticipantOutcome =
-  | 'ok'
-  | 'already_participant'
-  | 'not_participant'
-  | 'not_on_network'
-  | 'privacy_restricted'
-  | 'not_allowed'
-  | 'group_full'
-  | 'no_request';
+  'ok' | 'already_participant' | 'not_participant' | 'not_on_network' | 'privacy_restricted' | 'not_allowed' | 'group_full' | 'no_request';
 
 export interface ParticipantResult {
   number: string;
