@@ -179,7 +179,7 @@ export class HealthService implements HealthSource {
    */
   watch(sessions: SessionRegistry, sending: MessagingService): void {
     sessions.observe((instanceId, event) => {
-      if (event.type === 'CONNECTION') this.connectionChanged(instanceId, event.data as unknown as ConnectionData);
+      if (event.type === 'CONNECTION') this.connectionChanged(instanceId, event.data);
       // WhatsApp: a send it accepted and then rejected (SEND_MESSAGE `FAILED`) is a failure too.
       else if (event.type === 'SEND_MESSAGE' && event.data.status === 'FAILED') this.sendFailedLater(instanceId);
     });
