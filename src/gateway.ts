@@ -267,6 +267,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     bus,
     dispatcher,
     outbox,
+    deadLetters,
+    webhook,
+    channelHealth,
     hub,
     media: mediaStore,
     messages: messageStore,
@@ -317,9 +320,15 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ],
   });
 
-  // Delivered events leave the outbox after OUTBOX_RETENTION_SECONDS.
+  // Delivered events leave the outbox after OUTBOX_RETENTION_SECONDS, into the event archive
+  // (backfills read it) for EVENT_ARCHIVE_DAYS.
+  const pruneEvents = async () => {
+    const archive = config.eventArchiveDays > 0;
+    await outbox.prune(clock.now() - config.outboxRetentionSeconds * 1000, archive);
+    if (archive) await outbox.pruneArchive(clock.now() - config.eventArchiveDays * 86_400_000);
+  };
   const pruner = setInterval(() => {
-    outbox.prune(clock.now() - config.outboxRetentionSeconds * 1000).catch((error: unknown) => log.warn({ err: error }, 'outbox prune failed'));
+    pruneEvents().catch((error: unknown) => log.warn({ err: error }, 'outbox prune failed'));
   }, 60_000);
   pruner.unref();
   // Stored messages and their media leave after MESSAGE_RETENTION_DAYS (0 keeps them).

@@ -11,6 +11,8 @@ import type { Config } from './config.js';
 import type { EventBus } from './events/bus.js';
 import type { OutboxDispatcher } from './events/dispatcher.js';
 import type { OutboxStore } from './events/outbox.js';
+import type { DeadLetterService } from './events/service.js';
+import type { WebhookSink } from './events/sinks/webhook.js';
 import type { WebSocketHub } from './events/sinks/websocket.js';
 import type { CredentialResolvers } from './http/auth.js';
 import type { RoutePlugin } from './http/types.js';
@@ -38,6 +40,12 @@ export interface ModuleDeps {
   bus: EventBus;
   dispatcher: OutboxDispatcher;
   outbox: OutboxStore;
+  /** Dead letters of every channel: listing, retry, bulk retry and purge. */
+  deadLetters: DeadLetterService;
+  /** The webhook sender: one signing and answer policy for every webhook Waygate posts. */
+  webhook: WebhookSink;
+  /** Connection state of each configured delivery channel, by name (as /server/health shows it). */
+  channelHealth(): Record<string, { up: boolean; detail?: string }>;
   hub: WebSocketHub;
   media: MediaStore;
   messages: MessageStore;
