@@ -72,9 +72,10 @@ import type { GatewayModule, ModuleDeps, ModuleFactory } from './modules.js';
 import { chatwootModule } from './integrations/chatwoot/index.js';
 import { mcpModule } from './mcp/module.js';
 import { failoverModule } from './admin/failover/module.js';
+import { adminOpsModule } from './admin/ops/index.js';
 
 /** Feature modules, in order: each adds its routes, credentials, sinks and background work. */
-const FEATURES: ModuleFactory[] = [chatwootModule, mcpModule, failoverModule];
+const FEATURES: ModuleFactory[] = [chatwootModule, mcpModule, failoverModule, adminOpsModule];
 import { acquireActiveLease } from './storage/active-lease.js';
 
 export interface GatewayOptions {
