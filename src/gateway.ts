@@ -73,9 +73,10 @@ import { chatwootModule } from './integrations/chatwoot/index.js';
 import { mcpModule } from './mcp/module.js';
 import { failoverModule } from './admin/failover/module.js';
 import { adminOpsModule } from './admin/ops/index.js';
+import { alertsModule } from './admin/alerts/index.js';
 
 /** Feature modules, in order: each adds its routes, credentials, sinks and background work. */
-const FEATURES: ModuleFactory[] = [chatwootModule, mcpModule, failoverModule, adminOpsModule];
+const FEATURES: ModuleFactory[] = [chatwootModule, mcpModule, failoverModule, adminOpsModule, alertsModule];
 import { acquireActiveLease } from './storage/active-lease.js';
 
 export interface GatewayOptions {

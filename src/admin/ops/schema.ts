@@ -79,8 +79,8 @@ export const PurgeReply = Type.Object({ purged: Type.Integer() });
 export const ReconnectManyBody = Type.Object(
   {
     ids: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 1000 })),
-    status: Type.Optional(Type.Array(Type.Union(INSTANCE_STATUSES.map((s) => Type.Literal(s))), { minItems: 1 })),
-    network: Type.Optional(Type.Union(NETWORKS.map((n) => Type.Literal(n)))),
+    status: Type.Optional(Type.Array(Type.Enum(INSTANCE_STATUSES), { minItems: 1 })),
+    network: Type.Optional(Type.Enum(NETWORKS)),
     all: Type.Optional(Type.Boolean({ description: 'Required (true) when no other filter is given.' })),
     mode: Type.Optional(
       Type.Union([Type.Literal('reconnect'), Type.Literal('restart')], {
