@@ -132,7 +132,9 @@ export class AdminOpsService {
     if (instance.number === null) return { instanceId: instance.id, outcome: 'skipped' as const, error: 'not linked to a phone' };
     try {
       if (mode === 'restart') await this.deps.sessions.restart(instance);
-      else await this.deps.sessions.session(instance).reconnect();
+      // Connected: drop and connect again. Otherwise connect now, without waiting for the automatic retry.
+      else if (instance.status === 'CONNECTED') await this.deps.sessions.session(instance).reconnect();
+      else await this.deps.sessions.session(instance).connect();
       return { instanceId: instance.id, outcome: 'done' as const };
     } catch (error) {
       return { instanceId: instance.id, outcome: 'failed' as const, error: error instanceof Error ? error.message : String(error) };
