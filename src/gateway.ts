@@ -74,9 +74,10 @@ import { mcpModule } from './mcp/module.js';
 import { failoverModule } from './admin/failover/module.js';
 import { adminOpsModule } from './admin/ops/index.js';
 import { alertsModule } from './admin/alerts/index.js';
+import { backfillModule } from './admin/backfill/index.js';
 
 /** Feature modules, in order: each adds its routes, credentials, sinks and background work. */
-const FEATURES: ModuleFactory[] = [chatwootModule, mcpModule, failoverModule, adminOpsModule, alertsModule];
+const FEATURES: ModuleFactory[] = [chatwootModule, mcpModule, failoverModule, adminOpsModule, alertsModule, backfillModule];
 import { acquireActiveLease } from './storage/active-lease.js';
 
 export interface GatewayOptions {

@@ -421,6 +421,8 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .addColumn('id', 'text', (c) => c.primaryKey())
           .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
           .addColumn('target', 'text', (c) => c.notNull())
+          .addColumn('since_text', 'text', (c) => c.notNull())
+          .addColumn('until_text', 'text')
           .addColumn('from_seq', sql.raw(big), (c) => c.notNull())
           .addColumn('to_seq', sql.raw(big), (c) => c.notNull())
           .addColumn('since_at', sql.raw(big))

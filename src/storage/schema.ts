@@ -362,6 +362,9 @@ export interface BackfillJobsTable {
   id: string;
   instance_id: string;
   target: string;
+  /** `since` and `until` as given (ISO time or eventId). */
+  since_text: string;
+  until_text: string | null;
   /** Inclusive bounds on the event sequence (an eventId given as since/until). */
   from_seq: number;
   to_seq: number;
