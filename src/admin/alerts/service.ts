@@ -253,7 +253,13 @@ export class AlertService {
       const who = `instance ${instance.name} (${instance.id})`;
       switch (kind) {
         case 'instance_disconnected':
-          out.push({ ...base, holds: NOT_CONNECTED.has(instance.status), value: null, message: `${who} is not connected (status ${instance.status})` });
+          // Only instances that were linked to a phone: one still pairing for the first time is not "down".
+          out.push({
+            ...base,
+            holds: NOT_CONNECTED.has(instance.status) && (instance.number !== null || instance.status === 'LOGGED_OUT'),
+            value: null,
+            message: `${who} is not connected (status ${instance.status})`,
+          });
           break;
         case 'health_below': {
           if (!this.deps.health) break;
