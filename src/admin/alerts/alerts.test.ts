@@ -63,6 +63,7 @@ describe.each(DIALECTS)('alerts on %s', (dialect) => {
       await someRounds(gw);
       expect(notices(receiver, 'ALERT_FIRED')).toHaveLength(1);
 
+      expect((await gw.api('GET', '/metrics')).body).toMatch(/^waygate_alerts_open 1$/m);
       const mine = await gw.api('GET', '/api/v1/instance/alerts', { key: a.token });
       expect(mine.status).toBe(200);
       expect(mine.body.items.map((x: any) => x.alertId)).toEqual([fired.json.alert.alertId]);
@@ -86,6 +87,7 @@ describe.each(DIALECTS)('alerts on %s', (dialect) => {
       expect(list.body).toMatchObject({ total: 1, items: [{ alertId: fired.json.alert.alertId, status: 'resolved' }] });
       expect((await gw.api('GET', '/api/v1/admin/alerts?status=open', { key: gw.adminKey })).body.total).toBe(0);
       expect((await gw.api('GET', '/api/v1/instance/alerts', { key: a.token })).body.items).toEqual([]);
+      expect((await gw.api('GET', '/metrics')).body).toMatch(/^waygate_alerts_open 0$/m);
     } finally {
       await gw.stop();
     }

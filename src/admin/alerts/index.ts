@@ -1,4 +1,5 @@
 /** Alerts: rules evaluated periodically by the active process, alerts, signed notices (docs/operations.md). */
+import { Gauge } from 'prom-client';
 import type { ModuleFactory } from '../../modules.js';
 import { AlertRepo } from './repo.js';
 import { alertRoutes } from './routes.js';
@@ -16,6 +17,14 @@ export const alertsModule: ModuleFactory = (deps) => {
     health: deps.health,
     retry: { maxAttempts: deps.config.webhook.maxAttempts, baseDelayMs: deps.config.webhook.retryBaseMs, maxDelayMs: deps.config.webhook.retryMaxMs },
     log: deps.log,
+  });
+  new Gauge({
+    name: 'waygate_alerts_open',
+    help: 'Open alerts',
+    registers: [deps.metrics],
+    async collect() {
+      this.set((await alerts.listAlerts({ status: 'open' }, 0, 1)).total);
+    },
   });
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
