@@ -178,8 +178,10 @@ describe.each(DIALECTS)('alerts on %s', (dialect) => {
       expect((await post({ name: 'x', kind: 'instance_disconnected', scope: 'instance', webhookUrl: receiver.url })).status).toBe(400);
       expect((await post({ name: 'x', kind: 'instance_disconnected', scope: 'instance', instanceId: 'nope', webhookUrl: receiver.url })).status).toBe(404);
       expect((await post({ name: 'x', kind: 'instance_disconnected', webhookUrl: 'ftp://example.com/x' })).status).toBe(400);
-      // No health module in this gateway: health rules cannot be evaluated.
-      expect((await post({ name: 'x', kind: 'health_below', threshold: 50, webhookUrl: receiver.url })).body).toMatchObject({ error: 'health scores are not available in this gateway' });
+      expect((await post({ name: 'x', kind: 'health_below', threshold: 101, webhookUrl: receiver.url })).status).toBe(400);
+      const healthRule = await post({ name: 'h', kind: 'health_below', threshold: 50, forSeconds: 60, webhookUrl: receiver.url });
+      expect(healthRule.status).toBe(201);
+      expect((await gw.api('DELETE', `/api/v1/admin/alert-rules/${healthRule.body.ruleId}`, { key: gw.adminKey })).status).toBe(200);
       expect((await post({ name: 'x', kind: 'instance_disconnected', webhookUrl: receiver.url }, a.token)).status).toBe(403);
       for (const [method, route] of [
         ['GET', '/api/v1/admin/alert-rules'],

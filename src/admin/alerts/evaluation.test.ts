@@ -94,6 +94,24 @@ describe.each(DIALECTS)('alert rule kinds on %s', (dialect) => {
     expect(events().slice(6)).toEqual([`ALERT_FIRED health_below ${a.id}`]);
   });
 
+  it('a failover-group scope watches the group members as they are at each round', async () => {
+    const a = await createInstance(gw);
+    const b = await createInstance(gw);
+    const outside = await createInstance(gw);
+    const group = await gw.api('POST', '/api/v1/admin/failover-groups', { key: gw.adminKey, body: { name: `g-${a.id.slice(0, 8)}`, members: [a.id, b.id] } });
+    expect(group.status).toBe(201);
+    const created = await rule({ kind: 'dead_letters_above', threshold: 0, scope: 'group', groupId: group.body.groupId });
+    expect(created).toMatchObject({ scope: 'group', groupId: group.body.groupId, instanceId: null });
+    await expect(rule({ kind: 'dead_letters_above', threshold: 0, scope: 'group', groupId: 'no-such-group' })).rejects.toMatchObject({ status: 404 });
+    for (const inst of [a, b, outside]) deadLetters.set(inst.id, 1);
+    await alerts.evaluate();
+    expect(events().sort()).toEqual([`ALERT_FIRED dead_letters_above ${a.id}`, `ALERT_FIRED dead_letters_above ${b.id}`].sort());
+    // b leaves the group: its alert resolves although its dead letters are still there.
+    expect((await gw.api('PATCH', `/api/v1/admin/failover-groups/${group.body.groupId}`, { key: gw.adminKey, body: { members: [a.id] } })).status).toBe(200);
+    await alerts.evaluate();
+    expect(events().slice(2)).toEqual([`ALERT_RESOLVED dead_letters_above ${b.id}`]);
+  });
+
   it('outbox backlog above N, and an alert whose instance is deleted resolves', async () => {
     const slow = new WebhookReceiver();
     slow.delayMs = 60_000;

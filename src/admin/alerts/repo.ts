@@ -65,6 +65,17 @@ export class AlertRepo {
     await this.db.updateTable('alert_rules').set({ muted_until: until, updated_at: at }).where('id', '=', id).execute();
   }
 
+  /** Whether a failover group exists (admin/failover owns the table; alerts only read it). */
+  async groupExists(groupId: string): Promise<boolean> {
+    return (await this.db.selectFrom('failover_groups').select('id').where('id', '=', groupId).executeTakeFirst()) !== undefined;
+  }
+
+  /** The member instances of a failover group, now (empty once the group is deleted). */
+  async groupMembers(groupId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('failover_group_members').select('instance_id').where('group_id', '=', groupId).orderBy('position').execute();
+    return rows.map((row) => row.instance_id);
+  }
+
   /** Subjects whose condition holds, with the time it was first seen holding. */
   async conditions(ruleId: string): Promise<Map<string, number>> {
     const rows = await this.db.selectFrom('alert_conditions').select(['subject', 'since']).where('rule_id', '=', ruleId).execute();

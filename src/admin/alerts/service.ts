@@ -25,8 +25,9 @@ export interface NewRuleInput {
   kind: AlertKind;
   threshold?: number | undefined;
   forSeconds?: number | undefined;
-  scope?: 'all' | 'instance' | undefined;
+  scope?: 'all' | 'instance' | 'group' | undefined;
   instanceId?: string | undefined;
+  groupId?: string | undefined;
   channel?: string | undefined;
   webhookUrl: string;
   webhookSecret?: string | undefined;
@@ -66,8 +67,9 @@ export function ruleView(rule: AlertRuleRow, now: number) {
     kind: rule.kind as AlertKind,
     threshold: rule.threshold,
     forSeconds: rule.for_ms / 1000,
-    scope: rule.scope as 'all' | 'instance',
+    scope: rule.scope as 'all' | 'instance' | 'group',
     instanceId: rule.scope === 'instance' ? rule.scope_id : null,
+    groupId: rule.scope === 'group' ? rule.scope_id : null,
     channel: rule.channel,
     webhookUrl: rule.webhook_url,
     muted: rule.muted_until !== null && rule.muted_until > now,
@@ -128,11 +130,15 @@ export class AlertService {
   constructor(private readonly deps: AlertServiceDeps) {}
 
   async createRule(input: NewRuleInput, allowPrivateUrl: boolean) {
-    const scope = input.scope ?? (input.instanceId !== undefined ? 'instance' : 'all');
+    const scope = input.scope ?? (input.instanceId !== undefined ? 'instance' : input.groupId !== undefined ? 'group' : 'all');
     if (scope === 'instance') {
       if (input.instanceId === undefined) throw errors.badRequest('scope "instance" needs instanceId');
       await this.deps.instances.get(input.instanceId);
     } else if (input.instanceId !== undefined) throw errors.badRequest('instanceId is only allowed with scope "instance"');
+    if (scope === 'group') {
+      if (input.groupId === undefined) throw errors.badRequest('scope "group" needs groupId');
+      if (!(await this.deps.repo.groupExists(input.groupId))) throw errors.notFound('failover group');
+    } else if (input.groupId !== undefined) throw errors.badRequest('groupId is only allowed with scope "group"');
     if (input.kind === 'channel_down' && scope !== 'all') throw errors.badRequest('channel_down rules watch channels: use scope "all" (and `channel` to pick one)');
     if (input.channel !== undefined && input.kind !== 'channel_down') throw errors.badRequest('channel is only allowed on channel_down rules');
     if (input.kind === 'health_below' && !this.deps.health) throw errors.badRequest('health scores are not available in this gateway');
@@ -149,7 +155,7 @@ export class AlertService {
       threshold: needsThreshold ? input.threshold! : 0,
       for_ms: Math.round((input.forSeconds ?? 0) * 1000),
       scope,
-      scope_id: scope === 'instance' ? input.instanceId! : null,
+      scope_id: scope === 'instance' ? input.instanceId! : scope === 'group' ? input.groupId! : null,
       channel: input.channel ?? null,
       webhook_url: input.webhookUrl,
       secret,
@@ -246,7 +252,7 @@ export class AlertService {
           message: `channel ${name} is down${health.detail ? ` (${health.detail})` : ''}`,
         }));
     }
-    const instances = rule.scope === 'instance' ? [await this.deps.instances.find(rule.scope_id ?? '')].filter((i): i is Instance => i !== undefined) : await facts.instances();
+    const instances = await this.instancesOf(rule, facts);
     const out: Observation[] = [];
     for (const instance of instances) {
       const base = { subject: `instance:${instance.id}`, instanceId: instance.id, channel: null };
@@ -280,6 +286,14 @@ export class AlertService {
       }
     }
     return out;
+  }
+
+  /** The instances a rule watches: one, a failover group's members as they are now, or all. */
+  private async instancesOf(rule: AlertRuleRow, facts: Facts): Promise<Instance[]> {
+    if (rule.scope === 'all') return facts.instances();
+    const ids = rule.scope === 'instance' ? [rule.scope_id ?? ''] : await this.deps.repo.groupMembers(rule.scope_id ?? '');
+    const found = await Promise.all(ids.map((id) => this.deps.instances.find(id)));
+    return found.filter((i): i is Instance => i !== undefined);
   }
 
   private async evaluateRule(rule: AlertRuleRow, observations: Observation[]): Promise<void> {
