@@ -17,6 +17,10 @@ export interface Config {
   databaseSchema: string | undefined;
   /** Delivered events are kept this long in the outbox, then pruned. */
   outboxRetentionSeconds: number;
+  /** EVENT_ARCHIVE_DAYS: pruned events move to the event archive (backfills read it) for this long; 0 keeps no archive. */
+  eventArchiveDays: number;
+  /** admin/ (docs/operations.md): alert evaluation period and backfill pacing. */
+  admin: { alertEvalIntervalMs: number; backfillRatePerSecond: number };
   /** How often a standby process tries to become the active one (PostgreSQL). */
   standbyPollMs: number;
   tokenGraceSeconds: number;
@@ -237,6 +241,11 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     databaseSchema,
     outboxRetentionSeconds: integer(env, 'OUTBOX_RETENTION_SECONDS', 3600, 0, 31_536_000),
+    eventArchiveDays: integer(env, 'EVENT_ARCHIVE_DAYS', 7, 0, 3650),
+    admin: {
+      alertEvalIntervalMs: integer(env, 'ALERT_EVAL_INTERVAL_MS', 15_000, 50, 3_600_000),
+      backfillRatePerSecond: integer(env, 'BACKFILL_RATE_PER_SECOND', 20, 1, 10_000),
+    },
     standbyPollMs: integer(env, 'STANDBY_POLL_MS', 2000, 50, 600_000),
     tokenGraceSeconds: integer(env, 'TOKEN_GRACE_SECONDS', 86_400, 0, 31_536_000),
     tokenCache: {

@@ -72,6 +72,14 @@ export const errors = {
   /** No member of the group is connected with health at or above minHealth (or every one refused the send). */
   failoverNoEligibleMember: (name: string, detail: string) =>
     new AppError('failover_no_eligible_member', 503, `no member of failover group ${name} can send now: ${detail}`),
+  // admin/: alerts, backfill, bulk operations
+  /** A rule's webhook URL points at a private or loopback address and the caller is not the admin key itself. */
+  webhookUrlRefused: (message: string) => new AppError('webhook_url_refused', 400, message),
+  /** A bulk operation without any filter: it would act on everything. */
+  filterRequired: (what: string) =>
+    new AppError('filter_required', 400, `${what} needs at least one filter; send "all": true to act on everything`),
+  /** A backfill's source or target cannot be used (unknown channel, no webhook URL, no events in range). */
+  backfillRefused: (message: string) => new AppError('backfill_refused', 400, message),
   sunset: () =>
     new AppError('gone', 410, 'unprefixed routes were removed on 2027-01-01; use the same path under /api/v1'),
 } as const;

@@ -11,6 +11,7 @@ import type { Config } from './config.js';
 import { EventBus } from './events/bus.js';
 import { createChannels, type Channels } from './events/channels.js';
 import { DeadLetterStore } from './events/dead-letters.js';
+import { DeadLetterService } from './events/dead-letter-service.js';
 import { OutboxDispatcher } from './events/dispatcher.js';
 import { OutboxStore } from './events/outbox.js';
 import type { DurableSink } from './events/sink.js';
@@ -60,6 +61,9 @@ import { HealthService } from './health/service.js';
 import { chatwootModule } from './integrations/chatwoot/index.js';
 import { mcpModule } from './mcp/module.js';
 import { failoverModule } from './admin/failover/module.js';
+import { adminOpsModule } from './admin/ops/index.js';
+import { alertsModule } from './admin/alerts/index.js';
+import { backfillModule } from './admin/backfill/index.js';
 
 /**
  * Feature modules, in order: each adds its routes, credentials, sinks and background work (see
@@ -83,6 +87,9 @@ const FEATURES: ModuleFactory[] = [
   chatwootModule,
   mcpModule,
   failoverModule,
+  adminOpsModule,
+  alertsModule,
+  backfillModule,
 ];
 
 export interface GatewayOptions {
@@ -234,6 +241,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   const messaging = new MessagingService(sessions, instances, messageStore, mediaStore, new MediaResolver(config.media, mediaFetcher));
   const startedAt = Date.now();
+  const deadLetters = new DeadLetterService(deadLetterStore, instances, webhook, clock, (name) => dispatcher.sink(name));
   const channelHealth = () => Object.fromEntries(durableSinks.flatMap((s) => (s.health ? [[s.name, s.health()]] : [])));
   const metrics = createMetricsRegistry({
     instancesByStatus: () => instances.countByStatus(),
@@ -259,6 +267,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     bus,
     dispatcher,
     outbox,
+    deadLetters,
+    webhook,
+    channelHealth,
     hub,
     media: mediaStore,
     messages: messageStore,
@@ -269,10 +280,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     adminKey: admin.key,
     active: () => lease.role === 'active',
     role: () => lease.role,
-    deadLetters: deadLetterStore,
-    webhook,
     sandbox: { network: world, world: sandboxWorld },
-    channelHealth,
     version: VERSION,
     startedAt,
     sleep,
@@ -295,9 +303,15 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     routes: modules.flatMap((m) => m.routes ?? []),
   });
 
-  // Delivered events leave the outbox after OUTBOX_RETENTION_SECONDS.
+  // Delivered events leave the outbox after OUTBOX_RETENTION_SECONDS, into the event archive
+  // (backfills read it) for EVENT_ARCHIVE_DAYS.
+  const pruneEvents = async () => {
+    const archive = config.eventArchiveDays > 0;
+    await outbox.prune(clock.now() - config.outboxRetentionSeconds * 1000, archive);
+    if (archive) await outbox.pruneArchive(clock.now() - config.eventArchiveDays * 86_400_000);
+  };
   const pruner = setInterval(() => {
-    outbox.prune(clock.now() - config.outboxRetentionSeconds * 1000).catch((error: unknown) => log.warn({ err: error }, 'outbox prune failed'));
+    pruneEvents().catch((error: unknown) => log.warn({ err: error }, 'outbox prune failed'));
   }, 60_000);
   pruner.unref();
   // Stored messages and their media leave after MESSAGE_RETENTION_DAYS (0 keeps them).

@@ -9,9 +9,9 @@ import type { Registry } from 'prom-client';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { EventBus } from './events/bus.js';
-import type { DeadLetterStore } from './events/dead-letters.js';
 import type { OutboxDispatcher } from './events/dispatcher.js';
 import type { OutboxStore } from './events/outbox.js';
+import type { DeadLetterService } from './events/dead-letter-service.js';
 import type { WebhookSink } from './events/sinks/webhook.js';
 import type { WebSocketHub } from './events/sinks/websocket.js';
 import type { CredentialResolvers } from './http/auth.js';
@@ -42,6 +42,12 @@ export interface ModuleDeps {
   bus: EventBus;
   dispatcher: OutboxDispatcher;
   outbox: OutboxStore;
+  /** Dead letters of every channel: listing, retry, bulk retry and purge. */
+  deadLetters: DeadLetterService;
+  /** The webhook sender: one signing and answer policy for every webhook Waygate posts. */
+  webhook: WebhookSink;
+  /** Connection state of each configured delivery channel, by name (as /server/health shows it). */
+  channelHealth(): Record<string, { up: boolean; detail?: string }>;
   hub: WebSocketHub;
   media: MediaStore;
   messages: MessageStore;
@@ -56,13 +62,8 @@ export interface ModuleDeps {
   /** True while this process is the active one for its database (sessions and delivery run here). */
   active(): boolean;
   role: () => 'active' | 'standby';
-  /** Stored events that exhausted their retries (the webhook sink retries them on request). */
-  deadLetters: DeadLetterStore;
-  webhook: WebhookSink;
   /** The simulated network (its phones and contacts) and its persistent world (groups, profiles, ...). */
   sandbox: { network: SandboxNetwork; world: SandboxWorld };
-  /** Up/down of each durable channel, for health reporting. */
-  channelHealth: () => Record<string, { up: boolean; detail?: string }>;
   version: string;
   /** Epoch ms this process started. */
   startedAt: number;

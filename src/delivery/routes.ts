@@ -6,7 +6,7 @@ import { ADMIN, errorResponses, InstanceIdParams, Page, PagingQuery } from '../h
 import type { RoutePlugin } from '../http/types.js';
 import { DeadLetterParams, DeadLetterView, RetryReply } from '../instances/schema.js';
 import type { InstanceService } from '../instance-registry/service.js';
-import type { DeadLetterService } from './service.js';
+import type { DeadLetterService } from '../events/dead-letter-service.js';
 import type { WebSocketHub } from '../events/sinks/websocket.js';
 
 /** Close codes sent when a WebSocket is refused (4000 + the HTTP status it would have had). */

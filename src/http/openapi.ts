@@ -107,7 +107,7 @@ export function openApiDocument() {
       { name: 'community', description: 'Communities: create, link groups, announcement group' },
       { name: 'call', description: 'Calls: reject, history, auto-reject' },
       { name: 'sandbox', description: 'Control of the simulated network (admin)' },
-      { name: 'admin', description: 'Operations across instances (admin key): failover groups' },
+      { name: 'admin', description: 'Running many numbers (admin key): failover groups, overview, outbox and dead letters across instances, bulk operations, alerts, backfill' },
     ],
   };
 }

@@ -54,6 +54,15 @@ export class InstanceRepo {
     return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]));
   }
 
+  async countByNetwork(): Promise<Record<string, number>> {
+    const rows = await this.db
+      .selectFrom('instances')
+      .select(['network', (eb) => eb.fn.countAll().as('n')])
+      .groupBy('network')
+      .execute();
+    return Object.fromEntries(rows.map((row) => [row.network, Number(row.n)]));
+  }
+
   async count(): Promise<number> {
     const row = await this.db.selectFrom('instances').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
     return Number(row.n);

@@ -163,6 +163,10 @@ export class InstanceService {
     return this.repo.countByStatus();
   }
 
+  countByNetwork(): Promise<Record<string, number>> {
+    return this.repo.countByNetwork();
+  }
+
   async listByStatus(network: NetworkName, statuses: InstanceStatus[]): Promise<Instance[]> {
     return (await this.repo.listByStatus(network, statuses)).map(toInstance);
   }

@@ -235,6 +235,17 @@ export class MessageStore implements ChatMessages {
     }
     return { deleted: rows.length, mediaKeys: rows.flatMap((r) => (r.media_key ? [r.media_key] : [])) };
   }
+
+  /** Messages the instances sent (from_me) stored at or after `since` (ms), all instances together. */
+  async countSentSince(since: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('messages')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('created_at', '>=', since)
+      .where('from_me', '=', 1)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
 }
 
 function toRow(message: StoredMessage): MessageRow {

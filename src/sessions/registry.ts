@@ -125,6 +125,21 @@ export class SessionRegistry {
     if (instance) await this.drivers.get(instance.network)?.forget?.(id);
   }
 
+  /**
+   * Closes the instance's session and opens a fresh one that connects again (a heavier remedy than
+   * `reconnect`: the driver's in-memory state for the instance is rebuilt).
+   */
+  async restart(instance: Instance): Promise<void> {
+    if (!this.active()) throw errors.standby();
+    const entry = this.entries.get(instance.id);
+    this.entries.delete(instance.id);
+    if (entry) {
+      await entry.session.close();
+      await entry.tail;
+    }
+    await this.session(await this.instances.get(instance.id)).connect();
+  }
+
   async stop(): Promise<void> {
     const all = [...this.entries.values()];
     this.entries.clear();

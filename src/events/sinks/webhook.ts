@@ -45,15 +45,23 @@ export class WebhookSink implements DurableSink {
   /** One POST, no retry; used by the lanes and by the dead-letter retry route. */
   async post(entry: Pick<OutboxEntry, 'body' | 'eventId' | 'type'>, instance: Instance): Promise<WebhookResult> {
     if (!instance.webhookUrl) return { ok: false, status: null, error: 'instance has no webhookUrl' };
+    return this.postSigned(instance.webhookUrl, instance.webhookSecret, entry);
+  }
+
+  /**
+   * One signed POST of `body` to any URL (instance webhooks, alert notices): the same headers,
+   * signature, timeout and answer handling for every webhook Waygate sends.
+   */
+  async postSigned(url: string, secret: string, entry: { body: string; eventId: string; type: string }): Promise<WebhookResult> {
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     try {
       // undici's request (not fetch): no WHATWG streams per call, keep-alive, and no redirect is followed.
-      const response = await request(instance.webhookUrl, {
+      const response = await request(url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
           'user-agent': this.options.userAgent,
-          'x-webhook-signature': signBody(entry.body, instance.webhookSecret),
+          'x-webhook-signature': signBody(entry.body, secret),
           'x-webhook-event': entry.type,
           'x-webhook-event-id': entry.eventId,
         },

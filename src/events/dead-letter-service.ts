@@ -3,13 +3,15 @@ import type { Clock } from '../clock.js';
 import { errors } from '../errors.js';
 import type { InstanceService } from '../instance-registry/service.js';
 import type { EventType } from '../network/port.js';
-import type { DeadLetter, DeadLetterStore } from '../events/dead-letters.js';
-import type { DurableSink } from '../events/sink.js';
-import type { WebhookSink } from '../events/sinks/webhook.js';
+import type { DeadLetter, DeadLetterFilter, DeadLetterStore } from './dead-letters.js';
+import type { DurableSink } from './sink.js';
+import type { WebhookSink } from './sinks/webhook.js';
 
 export function deadLetterView(letter: DeadLetter) {
   return {
     id: letter.id,
+    instanceId: letter.instanceId,
+    channel: letter.sink,
     eventId: letter.eventId,
     event: letter.event,
     attempts: letter.attempts,
@@ -58,5 +60,42 @@ export class DeadLetterService {
     const error = result.error ?? 'delivery failed';
     await this.store.recordRetryFailure(id, attempts, this.clock.now(), result.status, error);
     return { id, delivered: false, status: result.status, attempts, error };
+  }
+
+  /** Dead letters across instances (admin), filtered and paged. */
+  async search(filter: DeadLetterFilter, offset: number, limit: number) {
+    const { items, total } = await this.store.search(filter, offset, limit);
+    return { items: items.map(deadLetterView), total, offset, limit };
+  }
+
+  /**
+   * Resends up to `limit` dead letters matching the filter, oldest first, one after another (the
+   * same single attempt as `retry`). Returns the counts and each one's outcome.
+   */
+  async retryMatching(filter: DeadLetterFilter, limit: number) {
+    const ids = await this.store.idsMatching(filter, limit);
+    const results = [];
+    for (const id of ids) {
+      try {
+        results.push(await this.retry(id));
+      } catch (error) {
+        // Removed meanwhile (another retry or a purge): nothing left to send.
+        results.push({ id, delivered: false, status: null, attempts: 0, error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+    const delivered = results.filter((r) => r.delivered).length;
+    return { matched: ids.length, delivered, failed: ids.length - delivered, results };
+  }
+
+  async purgeMatching(filter: DeadLetterFilter) {
+    return { purged: await this.store.purge(filter) };
+  }
+
+  countByInstance(): Promise<Record<string, number>> {
+    return this.store.countByInstance();
+  }
+
+  countBySink(): Promise<Record<string, number>> {
+    return this.store.countBySink();
   }
 }
