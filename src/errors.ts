@@ -72,6 +72,20 @@ export const errors = {
   /** No member of the group is connected with health at or above minHealth (or every one refused the send). */
   failoverNoEligibleMember: (name: string, detail: string) =>
     new AppError('failover_no_eligible_member', 503, `no member of failover group ${name} can send now: ${detail}`),
+  // auth/: users of the web interface, sessions (JWT + refresh tokens), invitations
+  invalidCredentials: () => new AppError('invalid_credentials', 401, 'wrong email or password'),
+  sessionRequired: () =>
+    new AppError('session_required', 401, 'this route needs a signed-in user: send Authorization: Bearer <accessToken> from POST /auth/login'),
+  invalidSession: () => new AppError('invalid_session', 401, 'invalid or expired access token; refresh it or sign in again'),
+  invalidRefreshToken: () => new AppError('invalid_refresh_token', 401, 'invalid or expired refresh token; sign in again'),
+  refreshTokenReused: () =>
+    new AppError('refresh_token_reused', 401, 'this refresh token was already used; every session of that sign-in was ended, sign in again'),
+  registrationClosed: () =>
+    new AppError('registration_closed', 403, 'registration is closed: ask an owner for an invitation code'),
+  invalidInvitation: () => new AppError('invalid_invitation', 403, 'invitation code is unknown, used or expired'),
+  ownerOnly: () => new AppError('owner_only', 403, 'only an owner may do this'),
+  loginLocked: (retryAfter: number) =>
+    new AppError('login_locked', 429, 'too many failed sign-ins; wait before trying again', { retryAfter }),
   sunset: () =>
     new AppError('gone', 410, 'unprefixed routes were removed on 2027-01-01; use the same path under /api/v1'),
 } as const;

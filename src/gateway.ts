@@ -60,6 +60,7 @@ import { HealthService } from './health/service.js';
 import { chatwootModule } from './integrations/chatwoot/index.js';
 import { mcpModule } from './mcp/module.js';
 import { failoverModule } from './admin/failover/module.js';
+import { authModule } from './auth/module.js';
 
 /**
  * Feature modules, in order: each adds its routes, credentials, sinks and background work (see
@@ -80,6 +81,7 @@ const FEATURES: ModuleFactory[] = [
   newslettersModule,
   communitiesModule,
   callsModule,
+  authModule,
   chatwootModule,
   mcpModule,
   failoverModule,
