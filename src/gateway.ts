@@ -61,6 +61,7 @@ import { chatwootModule } from './integrations/chatwoot/index.js';
 import { mcpModule } from './mcp/module.js';
 import { failoverModule } from './admin/failover/module.js';
 import { authModule } from './auth/module.js';
+import { webModule } from './web/module.js';
 
 /**
  * Feature modules, in order: each adds its routes, credentials, sinks and background work (see
@@ -85,6 +86,8 @@ const FEATURES: ModuleFactory[] = [
   chatwootModule,
   mcpModule,
   failoverModule,
+  // The web interface last: its `/*` fallback answers only what no other route claims.
+  webModule,
 ];
 
 export interface GatewayOptions {
