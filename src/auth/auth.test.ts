@@ -145,6 +145,7 @@ describe.each(DIALECTS)('auth on %s', (dialect) => {
     expect(out.status).toBe(204);
     expect(out.headers.getSetCookie()[0]).toContain('Max-Age=0');
     expect((await gw.api('POST', '/api/v1/auth/refresh', { body: { refreshToken: signedIn.refreshToken } })).status).toBe(401);
+    expect((await gw.api('POST', '/api/v1/auth/logout', {})).status).toBe(401);
   });
 
   it('a JWT of an owner or operator works on admin routes; a viewer may only read', async () => {

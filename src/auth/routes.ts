@@ -145,14 +145,15 @@ export function authRoutes({ service, hub, adminKey, cookieSecure }: AuthRouteOp
       preValidation: emptyBodyIsObject,
       schema: {
         tags, summary: 'Sign out',
-        description: 'Ends the sign-in of the refresh token (cookie or body): it and every token renewed from it stop working, and the cookie is cleared. Access tokens already issued stay valid until they expire (AUTH_ACCESS_TOKEN_SECONDS). Always 204.',
+        description: 'Ends the sign-in of the refresh token (cookie or body): it and every token renewed from it stop working, and the cookie is cleared. Access tokens already issued stay valid until they expire (AUTH_ACCESS_TOKEN_SECONDS). 204, also for an unknown or spent token; 401 when no refresh token is given.',
         body: S.RefreshBody,
-        response: { 204: Type.Null(), ...errorResponses() },
+        response: { 204: Type.Null(), ...errorResponses(401) },
       },
     }, async (request, reply) => {
       const token = refreshTokenOf(request, request.body);
-      if (token) await service.logout(token);
       setCookie(request, reply, '', 0);
+      if (!token) throw errors.invalidRefreshToken();
+      await service.logout(token);
       return reply.status(204).send(null);
     });
 
