@@ -10,7 +10,7 @@ const TABS = [
   ['connect', 'Connect'],
   ['send', 'Send'],
   ['events', 'Live events'],
-  ['webhook', 'Webhook'],
+  ['webhook', 'Webhook & settings'],
   ['dead-letters', 'Dead letters'],
   ['chats', 'Chats'],
 ] as const;
@@ -57,6 +57,7 @@ export function InstancePage({ id, tab }: { id: string; tab: string }) {
         {tab === 'send' ? <SendTab instance={instance} hasToken={hasToken} /> : null}
         {tab === 'events' ? <EventsTab instance={instance} /> : null}
         {tab === 'webhook' ? <WebhookTab instance={instance} hasToken={hasToken} /> : null}
+        {tab === 'webhook' ? <SettingsPanel instance={instance} hasToken={hasToken} /> : null}
         {tab === 'dead-letters' ? <DeadLettersTab instance={instance} /> : null}
         {tab === 'chats' ? <ChatsTab instance={instance} hasToken={hasToken} /> : null}
       </div>
@@ -440,6 +441,69 @@ function WebhookTab({ instance, hasToken }: { instance: Instance; hasToken: bool
       ) : null}
       <ErrorBox error={save.error} />
     </form>
+  );
+}
+
+/** The proxy (an admin route) and behaviour settings (an instance route). */
+function SettingsPanel({ instance, hasToken }: { instance: Instance; hasToken: boolean }) {
+  const user = useSignal(currentUser);
+  const [proxy, setProxy] = useState(instance.proxyUrl ?? '');
+  const [interactive, setInteractive] = useState<boolean | undefined>();
+  const [saved, setSaved] = useState<string | undefined>();
+  const load = useAction(async () => {
+    const settings = await instanceApi<{ interactiveMessages: boolean }>(instance.instanceId, 'GET', '/instance/settings');
+    setInteractive(settings.interactiveMessages);
+  });
+  useEffect(() => {
+    if (hasToken) void load.run();
+  }, [instance.instanceId, hasToken]);
+  const saveProxy = useAction(async () => {
+    setSaved(undefined);
+    const reply = await api<{ proxyUrl: string | null }>('POST', `/instance/proxy/${encodeURIComponent(instance.instanceId)}`, {
+      proxyUrl: proxy.trim() === '' ? null : proxy.trim(),
+    });
+    setProxy(reply.proxyUrl ?? '');
+    setSaved('Proxy saved.');
+  });
+  const saveInteractive = useAction(async (value: boolean) => {
+    setSaved(undefined);
+    const reply = await instanceApi<{ interactiveMessages: boolean }>(instance.instanceId, 'POST', '/instance/settings', { interactiveMessages: value });
+    setInteractive(reply.interactiveMessages);
+    setSaved('Settings saved.');
+  });
+  return (
+    <div class="card">
+      <h2>Network settings</h2>
+      {user?.role !== 'viewer' ? (
+        <form
+          class="inline-form"
+          aria-label="Proxy"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void saveProxy.run();
+          }}
+        >
+          <Field label="Proxy" hint="http(s)://, socks4(a):// or socks5(h)://, optionally with user:password@. Empty: no proxy. A connected instance reconnects to apply it.">
+            <input name="proxyUrl" value={proxy} onInput={(e) => setProxy(e.currentTarget.value)} />
+          </Field>
+          <button type="submit" disabled={saveProxy.busy}>
+            Save proxy
+          </button>
+        </form>
+      ) : null}
+      {hasToken && interactive !== undefined ? (
+        <label class="check">
+          <input type="checkbox" checked={interactive} disabled={saveInteractive.busy} onChange={(e) => void saveInteractive.run(e.currentTarget.checked)} /> Allow
+          interactive messages (buttons, lists, carousels, PIX) on WhatsApp — rendered inconsistently by phones, adds ban risk
+        </label>
+      ) : null}
+      {saved ? (
+        <p class="success" role="status">
+          {saved}
+        </p>
+      ) : null}
+      <ErrorBox error={load.error ?? saveProxy.error ?? saveInteractive.error} />
+    </div>
   );
 }
 
