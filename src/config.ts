@@ -67,6 +67,8 @@ export interface Config {
   healthIntervalMs: number;
   /** The MCP server at /mcp (docs/mcp.md). */
   mcp: McpConfig;
+  /** Users of the web interface (docs/auth.md). */
+  auth: AuthConfig;
 }
 
 export interface McpConfig {
@@ -80,6 +82,24 @@ export interface McpConfig {
   maxSessions: number;
   /** MCP_WAIT_MAX_SECONDS: the longest a `wait_for_message` call may block. */
   waitMaxSeconds: number;
+}
+
+export interface AuthConfig {
+  /** AUTH_JWT_SECRET: HS256 key of access tokens; unset means "generate once into DATA_DIR/jwt-secret". */
+  jwtSecret: string | undefined;
+  /** AUTH_ACCESS_TOKEN_SECONDS: lifetime of an access token (JWT). */
+  accessTokenSeconds: number;
+  /** AUTH_REFRESH_TOKEN_DAYS: lifetime of a refresh token (each refresh issues a new one). */
+  refreshTokenDays: number;
+  /** AUTH_OPEN_REGISTRATION: anyone may register (as a viewer) after the first user; off: invitations only. */
+  openRegistration: boolean;
+  /** AUTH_LOGIN_MAX_FAILURES / AUTH_LOGIN_MAX_FAILURES_PER_IP: failed sign-ins before a lock, per account and per IP. */
+  maxFailuresPerAccount: number;
+  maxFailuresPerIp: number;
+  /** AUTH_LOGIN_LOCK_SECONDS: failures are counted over this window and a lock lasts this long. */
+  lockSeconds: number;
+  /** AUTH_COOKIE_SECURE: mark the refresh cookie Secure even when the request reached us over plain HTTP (behind a TLS proxy). */
+  cookieSecure: boolean;
 }
 
 export interface WhatsAppConfig {
@@ -295,6 +315,7 @@ export function loadConfig(env: Env = process.env): Config {
     batch: { intervalMs: batchIntervalMs, minIntervalMs: batchMinIntervalMs },
     healthIntervalMs: integer(env, 'HEALTH_INTERVAL_MS', 5000, 100, 3_600_000),
     mcp: mcpConfig(env, text(env, 'HOST') ?? '0.0.0.0'),
+    auth: authConfig(env),
   };
 }
 
@@ -315,6 +336,21 @@ function mcpConfig(env: Env, host: string): McpConfig {
     sessionIdleSeconds: integer(env, 'MCP_SESSION_IDLE_SECONDS', 1800, 10, 604_800),
     maxSessions: integer(env, 'MCP_MAX_SESSIONS', 1000, 1, 1_000_000),
     waitMaxSeconds: integer(env, 'MCP_WAIT_MAX_SECONDS', 120, 1, 3600),
+  };
+}
+
+function authConfig(env: Env): AuthConfig {
+  const jwtSecret = text(env, 'AUTH_JWT_SECRET');
+  if (jwtSecret !== undefined && jwtSecret.length < 32) throw new ConfigError('AUTH_JWT_SECRET', 'must be at least 32 characters');
+  return {
+    jwtSecret,
+    accessTokenSeconds: integer(env, 'AUTH_ACCESS_TOKEN_SECONDS', 900, 30, 86_400),
+    refreshTokenDays: integer(env, 'AUTH_REFRESH_TOKEN_DAYS', 30, 1, 365),
+    openRegistration: flag(env, 'AUTH_OPEN_REGISTRATION', false),
+    maxFailuresPerAccount: integer(env, 'AUTH_LOGIN_MAX_FAILURES', 5, 1, 1000),
+    maxFailuresPerIp: integer(env, 'AUTH_LOGIN_MAX_FAILURES_PER_IP', 20, 1, 100_000),
+    lockSeconds: integer(env, 'AUTH_LOGIN_LOCK_SECONDS', 900, 1, 86_400),
+    cookieSecure: flag(env, 'AUTH_COOKIE_SECURE', false),
   };
 }
 

@@ -80,6 +80,20 @@ export const errors = {
     new AppError('filter_required', 400, `${what} needs at least one filter; send "all": true to act on everything`),
   /** A backfill's source or target cannot be used (unknown channel, no webhook URL, no events in range). */
   backfillRefused: (message: string) => new AppError('backfill_refused', 400, message),
+  // auth/: users of the web interface, sessions (JWT + refresh tokens), invitations
+  invalidCredentials: () => new AppError('invalid_credentials', 401, 'wrong email or password'),
+  sessionRequired: () =>
+    new AppError('session_required', 401, 'this route needs a signed-in user: send Authorization: Bearer <accessToken> from POST /auth/login'),
+  invalidSession: () => new AppError('invalid_session', 401, 'invalid or expired access token; refresh it or sign in again'),
+  invalidRefreshToken: () => new AppError('invalid_refresh_token', 401, 'invalid or expired refresh token; sign in again'),
+  refreshTokenReused: () =>
+    new AppError('refresh_token_reused', 401, 'this refresh token was already used; every session of that sign-in was ended, sign in again'),
+  registrationClosed: () =>
+    new AppError('registration_closed', 403, 'registration is closed: ask an owner for an invitation code'),
+  invalidInvitation: () => new AppError('invalid_invitation', 403, 'invitation code is unknown, used or expired'),
+  ownerOnly: () => new AppError('owner_only', 403, 'only an owner may do this'),
+  loginLocked: (retryAfter: number) =>
+    new AppError('login_locked', 429, 'too many failed sign-ins; wait before trying again', { retryAfter }),
   sunset: () =>
     new AppError('gone', 410, 'unprefixed routes were removed on 2027-01-01; use the same path under /api/v1'),
 } as const;

@@ -64,6 +64,8 @@ import { failoverModule } from './admin/failover/module.js';
 import { adminOpsModule } from './admin/ops/index.js';
 import { alertsModule } from './admin/alerts/index.js';
 import { backfillModule } from './admin/backfill/index.js';
+import { authModule } from './auth/module.js';
+import { webModule } from './web/module.js';
 
 /**
  * Feature modules, in order: each adds its routes, credentials, sinks and background work (see
@@ -84,12 +86,15 @@ const FEATURES: ModuleFactory[] = [
   newslettersModule,
   communitiesModule,
   callsModule,
+  authModule,
   chatwootModule,
   mcpModule,
   failoverModule,
   adminOpsModule,
   alertsModule,
   backfillModule,
+  // The web interface last: its `/*` fallback answers only what no other route claims.
+  webModule,
 ];
 
 export interface GatewayOptions {

@@ -8,6 +8,8 @@ export type AccessLevel = 'none' | 'admin' | 'instance';
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: AccessLevel;
+    /** A root route outside API versioning (no /api/v1 twin, never deprecated): the web interface. */
+    unversioned?: boolean;
   }
   interface FastifyRequest {
     /** Set by the auth hook on instance routes. */

@@ -442,6 +442,46 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('backfill_jobs_status').on('backfill_jobs').columns(['status']).execute();
       },
     },
+    // auth/: users of the web interface, their refresh tokens (rotating, in families) and invitations.
+    '0014_auth_users': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('auth_users')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('email', 'text', (c) => c.notNull().unique())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('password_hash', 'text', (c) => c.notNull())
+          .addColumn('role', 'text', (c) => c.notNull())
+          // Bumped when the password changes: access tokens carry it and older ones stop working.
+          .addColumn('session_version', 'integer', (c) => c.notNull().defaultTo(1))
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('auth_refresh_tokens')
+          .addColumn('hash', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull().references('auth_users.id').onDelete('cascade'))
+          .addColumn('family', 'text', (c) => c.notNull())
+          .addColumn('expires_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('used_at', sql.raw(big))
+          .addColumn('revoked_at', sql.raw(big))
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('auth_refresh_tokens_family').on('auth_refresh_tokens').columns(['family']).execute();
+        await db.schema.createIndex('auth_refresh_tokens_user').on('auth_refresh_tokens').columns(['user_id']).execute();
+        await db.schema
+          .createTable('auth_invitations')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('code_hash', 'text', (c) => c.notNull().unique())
+          .addColumn('role', 'text', (c) => c.notNull())
+          .addColumn('created_by', 'text', (c) => c.notNull())
+          .addColumn('expires_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('used_at', sql.raw(big))
+          .addColumn('used_by', 'text')
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+      },
+    },
   };
 }
 

@@ -386,6 +386,45 @@ export interface BackfillJobsTable {
   finished_at: number | null;
 }
 
+/** auth/: a user of the web interface. */
+export interface AuthUsersTable {
+  id: string;
+  /** Lowercased. */
+  email: string;
+  name: string;
+  /** `scrypt$N$r$p$salt$hash` (base64url parts). */
+  password_hash: string;
+  /** owner | operator | viewer */
+  role: string;
+  session_version: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+/** auth/: a refresh token (SHA-256 only); one family per sign-in, each refresh replaces the token. */
+export interface AuthRefreshTokensTable {
+  hash: string;
+  user_id: string;
+  family: string;
+  expires_at: number;
+  /** Set when the token was exchanged; a second use revokes the family. */
+  used_at: number | null;
+  revoked_at: number | null;
+  created_at: number;
+}
+
+/** auth/: an invitation code (SHA-256 only) that lets one person register with a role. */
+export interface AuthInvitationsTable {
+  id: string;
+  code_hash: string;
+  role: string;
+  created_by: string;
+  expires_at: number;
+  used_at: number | null;
+  used_by: string | null;
+  created_at: number;
+}
+
 export interface Database {
   instances: InstancesTable;
   instance_tokens: InstanceTokensTable;
@@ -418,6 +457,9 @@ export interface Database {
   alert_notices: AlertNoticesTable;
   event_archive: EventArchiveTable;
   backfill_jobs: BackfillJobsTable;
+  auth_users: AuthUsersTable;
+  auth_refresh_tokens: AuthRefreshTokensTable;
+  auth_invitations: AuthInvitationsTable;
 }
 
 export type InstanceRow = Selectable<InstancesTable>;

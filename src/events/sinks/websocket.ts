@@ -9,9 +9,13 @@ import type { LiveSink } from '../sink.js';
 
 export const SLOW_CLIENT_CLOSE = { code: 1013, reason: 'client too slow' } as const;
 
+/** A watcher of many instances (the admin WebSocket): gets every event its filter accepts. */
+export type EventFilter = (entry: OutboxEntry) => boolean;
+
 export class WebSocketHub implements LiveSink {
   readonly name = 'websocket';
   private readonly clients = new Map<string, Set<WebSocket>>();
+  private readonly watchers = new Map<WebSocket, EventFilter>();
   private readonly pinger: NodeJS.Timeout;
 
   constructor(
@@ -29,33 +33,55 @@ export class WebSocketHub implements LiveSink {
       this.clients.set(instanceId, set);
     }
     set.add(socket);
-    (socket as WebSocket & { isAlive?: boolean }).isAlive = true;
-    socket.on('pong', () => {
-      (socket as WebSocket & { isAlive?: boolean }).isAlive = true;
-    });
+    this.track(socket);
     socket.on('close', () => this.remove(instanceId, socket));
     socket.on('error', () => this.remove(instanceId, socket));
   }
 
+  /** Adds a socket that receives the events of every instance that `filter` accepts (admin WebSocket). */
+  watch(socket: WebSocket, filter: EventFilter): void {
+    this.watchers.set(socket, filter);
+    this.track(socket);
+    socket.on('close', () => this.watchers.delete(socket));
+    socket.on('error', () => this.watchers.delete(socket));
+  }
+
   count(instanceId?: string): number {
     if (instanceId) return this.clients.get(instanceId)?.size ?? 0;
-    let n = 0;
+    let n = this.watchers.size;
     for (const set of this.clients.values()) n += set.size;
     return n;
   }
 
   push(entry: OutboxEntry): void {
+    for (const [socket, filter] of this.watchers) {
+      if (!filter(entry)) continue;
+      if (this.send(socket, entry)) continue;
+      this.watchers.delete(socket);
+    }
     const set = this.clients.get(entry.instanceId);
     if (!set) return;
     for (const socket of set) {
-      if (socket.readyState !== socket.OPEN) continue;
-      if (socket.bufferedAmount > this.maxBufferedBytes) {
-        socket.close(SLOW_CLIENT_CLOSE.code, SLOW_CLIENT_CLOSE.reason);
-        this.remove(entry.instanceId, socket);
-        continue;
-      }
-      socket.send(entry.body);
+      if (!this.send(socket, entry)) this.remove(entry.instanceId, socket);
     }
+  }
+
+  /** Sends one event; false when the socket was closed for reading too slowly. */
+  private send(socket: WebSocket, entry: OutboxEntry): boolean {
+    if (socket.readyState !== socket.OPEN) return true;
+    if (socket.bufferedAmount > this.maxBufferedBytes) {
+      socket.close(SLOW_CLIENT_CLOSE.code, SLOW_CLIENT_CLOSE.reason);
+      return false;
+    }
+    socket.send(entry.body);
+    return true;
+  }
+
+  private track(socket: WebSocket): void {
+    (socket as WebSocket & { isAlive?: boolean }).isAlive = true;
+    socket.on('pong', () => {
+      (socket as WebSocket & { isAlive?: boolean }).isAlive = true;
+    });
   }
 
   /** Closes every socket of an instance (deletion, token rotation past grace). */
@@ -67,7 +93,9 @@ export class WebSocketHub implements LiveSink {
   close(): Promise<void> {
     clearInterval(this.pinger);
     for (const set of this.clients.values()) for (const socket of set) socket.close(1001, 'server shutting down');
+    for (const socket of this.watchers.keys()) socket.close(1001, 'server shutting down');
     this.clients.clear();
+    this.watchers.clear();
     return Promise.resolve();
   }
 
@@ -79,6 +107,16 @@ export class WebSocketHub implements LiveSink {
   }
 
   private pingAll(): void {
+    for (const socket of this.watchers.keys()) {
+      const tracked = socket as WebSocket & { isAlive?: boolean };
+      if (tracked.isAlive === false) {
+        socket.terminate();
+        this.watchers.delete(socket);
+        continue;
+      }
+      tracked.isAlive = false;
+      socket.ping();
+    }
     for (const [instanceId, set] of this.clients) {
       for (const socket of set) {
         const tracked = socket as WebSocket & { isAlive?: boolean };
