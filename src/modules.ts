@@ -47,7 +47,7 @@ export interface ModuleDeps {
   /** The webhook sender: one signing and answer policy for every webhook Waygate posts. */
   webhook: WebhookSink;
   /** Connection state of each configured delivery channel, by name (as /server/health shows it). */
-  channelHealth(): Record<string, { up: boolean; detail?: string }>;
+  channelHealth: () => Record<string, { up: boolean; detail?: string }>;
   hub: WebSocketHub;
   media: MediaStore;
   messages: MessageStore;
