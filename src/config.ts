@@ -17,6 +17,10 @@ export interface Config {
   databaseSchema: string | undefined;
   /** Delivered events are kept this long in the outbox, then pruned. */
   outboxRetentionSeconds: number;
+  /** EVENT_ARCHIVE_DAYS: pruned events move to the event archive (backfills read it) for this long; 0 keeps no archive. */
+  eventArchiveDays: number;
+  /** admin/ (docs/operations.md): alert evaluation period and backfill pacing. */
+  admin: { alertEvalIntervalMs: number; backfillRatePerSecond: number };
   /** How often a standby process tries to become the active one (PostgreSQL). */
   standbyPollMs: number;
   tokenGraceSeconds: number;
@@ -65,6 +69,8 @@ export interface Config {
   healthIntervalMs: number;
   /** The MCP server at /mcp (docs/mcp.md). */
   mcp: McpConfig;
+  /** Users of the web interface (docs/auth.md). */
+  auth: AuthConfig;
 }
 
 export interface McpConfig {
@@ -78,6 +84,24 @@ export interface McpConfig {
   maxSessions: number;
   /** MCP_WAIT_MAX_SECONDS: the longest a `wait_for_message` call may block. */
   waitMaxSeconds: number;
+}
+
+export interface AuthConfig {
+  /** AUTH_JWT_SECRET: HS256 key of access tokens; unset means "generate once into DATA_DIR/jwt-secret". */
+  jwtSecret: string | undefined;
+  /** AUTH_ACCESS_TOKEN_SECONDS: lifetime of an access token (JWT). */
+  accessTokenSeconds: number;
+  /** AUTH_REFRESH_TOKEN_DAYS: lifetime of a refresh token (each refresh issues a new one). */
+  refreshTokenDays: number;
+  /** AUTH_OPEN_REGISTRATION: anyone may register (as a viewer) after the first user; off: invitations only. */
+  openRegistration: boolean;
+  /** AUTH_LOGIN_MAX_FAILURES / AUTH_LOGIN_MAX_FAILURES_PER_IP: failed sign-ins before a lock, per account and per IP. */
+  maxFailuresPerAccount: number;
+  maxFailuresPerIp: number;
+  /** AUTH_LOGIN_LOCK_SECONDS: failures are counted over this window and a lock lasts this long. */
+  lockSeconds: number;
+  /** AUTH_COOKIE_SECURE: mark the refresh cookie Secure even when the request reached us over plain HTTP (behind a TLS proxy). */
+  cookieSecure: boolean;
 }
 
 export interface WhatsAppConfig {
@@ -245,6 +269,11 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     databaseSchema,
     outboxRetentionSeconds: integer(env, 'OUTBOX_RETENTION_SECONDS', 3600, 0, 31_536_000),
+    eventArchiveDays: integer(env, 'EVENT_ARCHIVE_DAYS', 7, 0, 3650),
+    admin: {
+      alertEvalIntervalMs: integer(env, 'ALERT_EVAL_INTERVAL_MS', 15_000, 50, 3_600_000),
+      backfillRatePerSecond: integer(env, 'BACKFILL_RATE_PER_SECOND', 20, 1, 10_000),
+    },
     standbyPollMs: integer(env, 'STANDBY_POLL_MS', 2000, 50, 600_000),
     tokenGraceSeconds: integer(env, 'TOKEN_GRACE_SECONDS', 86_400, 0, 31_536_000),
     tokenCache: {
@@ -296,6 +325,7 @@ export function loadConfig(env: Env = process.env): Config {
     batch: { intervalMs: batchIntervalMs, minIntervalMs: batchMinIntervalMs },
     healthIntervalMs: integer(env, 'HEALTH_INTERVAL_MS', 5000, 100, 3_600_000),
     mcp: mcpConfig(env, text(env, 'HOST') ?? '0.0.0.0'),
+    auth: authConfig(env),
   };
 }
 
@@ -316,6 +346,21 @@ function mcpConfig(env: Env, host: string): McpConfig {
     sessionIdleSeconds: integer(env, 'MCP_SESSION_IDLE_SECONDS', 1800, 10, 604_800),
     maxSessions: integer(env, 'MCP_MAX_SESSIONS', 1000, 1, 1_000_000),
     waitMaxSeconds: integer(env, 'MCP_WAIT_MAX_SECONDS', 120, 1, 3600),
+  };
+}
+
+function authConfig(env: Env): AuthConfig {
+  const jwtSecret = text(env, 'AUTH_JWT_SECRET');
+  if (jwtSecret !== undefined && jwtSecret.length < 32) throw new ConfigError('AUTH_JWT_SECRET', 'must be at least 32 characters');
+  return {
+    jwtSecret,
+    accessTokenSeconds: integer(env, 'AUTH_ACCESS_TOKEN_SECONDS', 900, 30, 86_400),
+    refreshTokenDays: integer(env, 'AUTH_REFRESH_TOKEN_DAYS', 30, 1, 365),
+    openRegistration: flag(env, 'AUTH_OPEN_REGISTRATION', false),
+    maxFailuresPerAccount: integer(env, 'AUTH_LOGIN_MAX_FAILURES', 5, 1, 1000),
+    maxFailuresPerIp: integer(env, 'AUTH_LOGIN_MAX_FAILURES_PER_IP', 20, 1, 100_000),
+    lockSeconds: integer(env, 'AUTH_LOGIN_LOCK_SECONDS', 900, 1, 86_400),
+    cookieSecure: flag(env, 'AUTH_COOKIE_SECURE', false),
   };
 }
 

@@ -72,8 +72,28 @@ export const errors = {
   /** No member of the group is connected with health at or above minHealth (or every one refused the send). */
   failoverNoEligibleMember: (name: string, detail: string) =>
     new AppError('failover_no_eligible_member', 503, `no member of failover group ${name} can send now: ${detail}`),
+  // admin/: alerts, backfill, bulk operations
+  /** A bulk operation without any filter: it would act on everything. */
+  filterRequired: (what: string) =>
+    new AppError('filter_required', 400, `${what} needs at least one filter; send "all": true to act on everything`),
+  /** A backfill's source or target cannot be used (unknown channel, no webhook URL, no events in range). */
+  backfillRefused: (message: string) => new AppError('backfill_refused', 400, message),
+  // auth/: users of the web interface, sessions (JWT + refresh tokens), invitations
+  invalidCredentials: () => new AppError('invalid_credentials', 401, 'wrong email or password'),
+  sessionRequired: () =>
+    new AppError('session_required', 401, 'this route needs a signed-in user: send Authorization: Bearer <accessToken> from POST /auth/login'),
+  invalidSession: () => new AppError('invalid_session', 401, 'invalid or expired access token; refresh it or sign in again'),
+  invalidRefreshToken: () => new AppError('invalid_refresh_token', 401, 'invalid or expired refresh token; sign in again'),
+  refreshTokenReused: () =>
+    new AppError('refresh_token_reused', 401, 'this refresh token was already used; every session of that sign-in was ended, sign in again'),
+  registrationClosed: () =>
+    new AppError('registration_closed', 403, 'registration is closed: ask an owner for an invitation code'),
+  invalidInvitation: () => new AppError('invalid_invitation', 403, 'invitation code is unknown, used or expired'),
+  ownerOnly: () => new AppError('owner_only', 403, 'only an owner may do this'),
+  loginLocked: (retryAfter: number) =>
+    new AppError('login_locked', 429, 'too many failed sign-ins; wait before trying again', { retryAfter }),
   // security: outbound targets (webhooks) and request admission
-  /** A webhook URL set with an instance token points at a private or loopback address. */
+  /** A webhook URL (instance webhook, alert rule) set by a caller other than the admin key points at a private or loopback address: syntactically valid, refused by policy. */
   webhookUrlRefused: (message: string) => new AppError('webhook_url_refused', 422, message),
   /** An integration's callback/base URL set with an instance token points at a private or loopback address. */
   callbackUrlRefused: (message: string) => new AppError('callback_url_refused', 422, message),

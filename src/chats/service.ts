@@ -1,7 +1,7 @@
 /** Chats of an instance: the /chat routes' logic over the session's chat capability. */
 import type { Clock } from '../clock.js';
 import { errors } from '../errors.js';
-import type { Instance } from '../instances/service.js';
+import type { Instance } from '../instance-registry/service.js';
 import { capabilityOf } from '../sessions/capability.js';
 import { toChatJid, type ChatFilter, type ChatOperations, type PageRequest } from '../network/port.js';
 import type { SessionRegistry } from '../sessions/registry.js';

@@ -7,7 +7,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { newId, type Clock } from '../clock.js';
-import type { InstanceService } from '../instances/service.js';
+import type { InstanceService } from '../instance-registry/service.js';
 import type { DeadLetterStore } from './dead-letters.js';
 import type { OutboxEntry } from './envelope.js';
 import type { OutboxStore, PendingDelivery } from './outbox.js';

@@ -1,5 +1,5 @@
 /** What the event road delivers to. Durable sinks get every event at least once, in order per instance. */
-import type { Instance } from '../instances/service.js';
+import type { Instance } from '../instance-registry/service.js';
 import type { OutboxEntry } from './envelope.js';
 
 export class DeliveryError extends Error {

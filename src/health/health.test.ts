@@ -8,7 +8,7 @@ import {
   type TestGateway,
 } from '../../test/support/gateway.js';
 import { ManualClock } from '../clock.js';
-import type { Instance, InstanceService } from '../instances/service.js';
+import type { Instance, InstanceService } from '../instance-registry/service.js';
 import type { BacklogCounts } from './repo.js';
 import { FLAP_WINDOW_MS, HealthService, healthScore, SEND_WINDOW_MS, type HealthSignals } from './service.js';
 

@@ -2,7 +2,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import { errorResponses, INSTANCE } from '../http/schemas.js';
 import { callerInstance, type RoutePlugin } from '../http/types.js';
-import type { InstanceService } from '../instances/service.js';
+import type { InstanceService } from '../instance-registry/service.js';
 import * as S from './schema.js';
 import type { HealthService } from './service.js';
 

@@ -7,9 +7,9 @@
  * HEALTH_INTERVAL_MS. The formula is `healthScore` below (docs/operations.md explains it).
  */
 import type { Clock } from '../clock.js';
-import type { Instance, InstanceService } from '../instances/service.js';
+import type { Instance, InstanceService } from '../instance-registry/service.js';
 import type { ConnectionData, InstanceStatus } from '../network/port.js';
-import type { MessagingService, SendAttempt } from '../sending/service.js';
+import type { MessagingService, SendAttempt } from '../outgoing/service.js';
 import type { SessionRegistry } from '../sessions/registry.js';
 import type { HealthSource } from '../modules.js';
 import type { BacklogCounts } from './repo.js';
@@ -179,7 +179,7 @@ export class HealthService implements HealthSource {
    */
   watch(sessions: SessionRegistry, sending: MessagingService): void {
     sessions.observe((instanceId, event) => {
-      if (event.type === 'CONNECTION') this.connectionChanged(instanceId, event.data as unknown as ConnectionData);
+      if (event.type === 'CONNECTION') this.connectionChanged(instanceId, event.data);
       // WhatsApp: a send it accepted and then rejected (SEND_MESSAGE `FAILED`) is a failure too.
       else if (event.type === 'SEND_MESSAGE' && event.data.status === 'FAILED') this.sendFailedLater(instanceId);
     });

@@ -10,7 +10,7 @@ import addFormatsModule from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { InstanceService } from '../instances/service.js';
+import type { InstanceService } from '../instance-registry/service.js';
 import { registerAuth, type CredentialResolvers } from './auth.js';
 import { openApiDocument } from './openapi.js';
 import { registerErrorHandling } from './errors.js';

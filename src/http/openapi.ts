@@ -91,6 +91,12 @@ export function openApiDocument() {
     components: {
       securitySchemes: {
         apikey: { type: 'apiKey' as const, in: 'header' as const, name: 'apikey', description: 'Admin key or instance token.' },
+        bearer: {
+          type: 'http' as const,
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'A web-interface user\'s access token from POST /auth/login. Accepted on /auth/me and, for owners and operators, on every admin route (viewers: GET admin routes only).',
+        },
       },
     },
     tags: [
@@ -107,7 +113,8 @@ export function openApiDocument() {
       { name: 'community', description: 'Communities: create, link groups, announcement group' },
       { name: 'call', description: 'Calls: reject, history, auto-reject' },
       { name: 'sandbox', description: 'Control of the simulated network (admin)' },
-      { name: 'admin', description: 'Operations across instances (admin key): failover groups' },
+      { name: 'admin', description: 'Running many numbers (admin key): failover groups, overview, outbox and dead letters across instances, bulk operations, alerts, backfill' },
+      { name: 'auth', description: 'Users of the web interface: registration, sign-in (JWT), sessions, profile, users and invitations' },
     ],
   };
 }

@@ -3,16 +3,15 @@ import { Type } from 'typebox';
 import { ADMIN, errorResponses, INSTANCE, InstanceIdParams, Page, PagingQuery } from '../http/schemas.js';
 import { callerInstance, type RoutePlugin } from '../http/types.js';
 import type { HealthSource } from '../modules.js';
-import type { SessionRegistry } from '../sessions/registry.js';
-import { errors } from '../errors.js';
+import type { InstanceLifecycle } from './lifecycle.js';
 import * as S from './schema.js';
-import { maskProxyPassword, maskUrlPassword, publicInstance, type Instance, type InstanceService } from './service.js';
+import { maskUrlPassword, publicInstance, type Instance, type InstanceService } from '../instance-registry/service.js';
 
 const tags = ['instance'];
 const admin = { access: 'admin' as const };
 const instance = { access: 'instance' as const };
 
-export function instanceRoutes(instances: InstanceService, sessions: SessionRegistry, health?: HealthSource): RoutePlugin {
+export function instanceRoutes(instances: InstanceService, lifecycle: InstanceLifecycle, health?: HealthSource): RoutePlugin {
   return async (app) => {
     app.post('/instance/create', {
       config: admin,
@@ -138,14 +137,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         description: 'Starts the connection. A linked instance reconnects without a QR; otherwise pairing starts: status `QRCODE`, a QRCODE event now and a new one every ~20 s, giving up after a few (CONNECTION `DISCONNECTED`, reason `qr_attempts_exhausted`). Idempotent while pairing or connected.',
         response: { 200: S.ConnectReply, ...errorResponses(401, 403, 503) },
       },
-    }, async (request) => {
-      const caller = await instances.get(callerInstance(request).id);
-      const session = sessions.session(caller);
-      await session.connect();
-      const after = await instances.get(caller.id);
-      const qr = session.currentQr();
-      return { status: after.status, ...(qr ? { qrcode: qr.qrcode } : {}) };
-    });
+    }, async (request) => lifecycle.connect(callerInstance(request).id));
 
     app.get('/instance/qr', {
       config: instance,
@@ -154,19 +146,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         description: 'The QR currently offered for scanning. 409 when the instance is connected; 404 when no QR is shown (call POST /instance/connect first, or the QR attempts ran out).',
         response: { 200: S.QrReply, ...errorResponses(401, 403, 404, 409) },
       },
-    }, async (request) => {
-      const caller = await instances.get(callerInstance(request).id);
-      if (caller.status === 'CONNECTED') throw errors.conflict('instance is already connected');
-      const qr = sessions.has(caller.id) ? sessions.session(caller).currentQr() : undefined;
-      if (!qr) throw errors.notFound('QR code (call POST /instance/connect first)');
-      return {
-        qrcode: qr.qrcode,
-        base64: qr.qrcode.slice(qr.qrcode.indexOf(',') + 1),
-        code: qr.code,
-        attempt: qr.attempt,
-        expiresAt: new Date(qr.expiresAt).toISOString(),
-      };
-    });
+    }, async (request) => lifecycle.currentQr(callerInstance(request).id));
 
     app.post('/instance/pair', {
       config: instance,
@@ -175,11 +155,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         description: 'Alternative to the QR: the phone with `number` enters the returned code. Starts connecting if needed. 409 when already connected.',
         body: S.PairBody, response: { 200: S.PairReply, ...errorResponses(401, 403, 409, 503) },
       },
-    }, async (request) => {
-      const caller = await instances.get(callerInstance(request).id);
-      const pairingCode = await sessions.session(caller).requestPairingCode(request.body.number);
-      return { pairingCode, number: request.body.number };
-    });
+    }, async (request) => lifecycle.requestPairingCode(callerInstance(request).id, request.body.number));
 
     app.post('/instance/logout', {
       config: instance,
@@ -188,12 +164,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         description: 'Unlinks the device from the phone and discards the credentials: status `LOGGED_OUT`; connect again to pair anew.',
         response: { 200: S.StatusReply, ...errorResponses(401, 403, 503) },
       },
-    }, async (request) => {
-      const caller = await instances.get(callerInstance(request).id);
-      await sessions.session(caller).logout();
-      const after = await instances.get(caller.id);
-      return { instanceId: after.id, instanceName: after.name, status: after.status };
-    });
+    }, async (request) => lifecycle.logout(callerInstance(request).id));
 
     app.post('/instance/reconnect/:instance_id', {
       config: admin,
@@ -202,12 +173,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         description: 'Drops the connection and connects again with the same credentials (CONNECTION events `DISCONNECTED` reason `reconnect_requested`, then `CONNECTING`, `CONNECTED`). An unlinked instance starts pairing instead.',
         params: InstanceIdParams, response: { 200: S.StatusReply, ...errorResponses(401, 403, 404, 503) },
       },
-    }, async (request) => {
-      const target = await instances.get(request.params.instance_id);
-      await sessions.session(target).reconnect();
-      const after = await instances.get(target.id);
-      return { instanceId: after.id, instanceName: after.name, status: after.status, ...(after.number ? { number: after.number } : {}) };
-    });
+    }, async (request) => lifecycle.reconnect(request.params.instance_id));
 
     app.post('/instance/proxy/:instance_id', {
       config: admin,
@@ -218,22 +184,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         body: Type.Object({ proxyUrl: Type.Union([Type.String({ pattern: '^(https?|socks(4a?|5h?)?)://[^\\s\\x00-\\x1F\\x7F]+$', maxLength: 2048 }), Type.Null()]) }, { additionalProperties: false }),
         response: { 200: Type.Object({ instanceId: Type.String(), proxyUrl: Type.Union([Type.String(), Type.Null()]), status: S.Status }), ...errorResponses(400, 401, 403, 404) },
       },
-    }, async (request) => {
-      const { proxyUrl } = request.body;
-      if (proxyUrl !== null) {
-        let host = '';
-        try {
-          host = new URL(proxyUrl).hostname;
-        } catch {
-          throw errors.badRequest('proxyUrl is not a valid URL');
-        }
-        if (!host) throw errors.badRequest('proxyUrl needs a host');
-      }
-      const updated = await instances.updateSettings(request.params.instance_id, { proxyUrl });
-      if (updated.status === 'CONNECTED' && sessions.has(updated.id)) await sessions.session(updated).reconnect();
-      const after = await instances.get(updated.id);
-      return { instanceId: after.id, proxyUrl: maskProxyPassword(after.proxyUrl), status: after.status };
-    });
+    }, async (request) => lifecycle.setProxy(request.params.instance_id, request.body.proxyUrl));
   };
 }
 

@@ -132,6 +132,8 @@ export const ConnectReply = Type.Object({
 
 export const DeadLetterView = Type.Object({
   id: Type.String({ description: 'dead_letter_id for the retry route.' }),
+  instanceId: Type.String(),
+  channel: Type.String({ description: 'The delivery channel that gave up (`webhook`, ...).' }),
   eventId: Type.String(),
   event: Type.String(),
   attempts: Type.Integer({ description: 'Delivery attempts so far, automatic and manual.' }),

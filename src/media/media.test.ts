@@ -16,7 +16,7 @@ import { safeMimetype } from './resolver.js';
 import { MediaFetcher } from './fetch.js';
 import { sweepOrphanMedia } from './orphans.js';
 import { LocalMediaStore, mediaKey } from './store.js';
-import { MessageStore } from '../sending/store.js';
+import { MessageStore } from '../message-store/store.js';
 
 async function failure(promise: Promise<unknown>): Promise<AppError> {
   try {

@@ -1,13 +1,11 @@
 /** /send routes (every message kind, batches, status posts) and /message media routes. HTTP only. */
 import { Type } from 'typebox';
-import { errorResponses, INSTANCE, ADMIN } from '../http/schemas.js';
+import { errorResponses, INSTANCE } from '../http/schemas.js';
 import { callerInstance, type RoutePlugin } from '../http/types.js';
-import type { SandboxNetwork } from '../network/sandbox/network.js';
 import type { BatchService } from './batch.js';
-import * as S from './schema.js';
-import type { MessagingService } from './service.js';
-import type { MessageStore } from './store.js';
-import { AppError, errors } from '../errors.js';
+import * as S from '../outgoing/schema.js';
+import type { MessagingService } from '../outgoing/service.js';
+import { errors } from '../errors.js';
 import type { MediaAdmission } from '../media/admission.js';
 
 const tags = ['send'];
@@ -263,35 +261,5 @@ export function messageRoutes(messaging: MessagingService): RoutePlugin {
         body: S.MediaSettings, response: { 200: S.MediaSettings, ...errorResponses(401, 403) },
       },
     }, async (request) => messaging.setMediaSettings(callerInstance(request), request.body));
-  };
-}
-
-/** Sandbox control for polls (admin): a virtual contact votes in a poll an instance sent. */
-export function pollVoteRoutes(world: SandboxNetwork, store: MessageStore): RoutePlugin {
-  return async (app) => {
-    app.post('/sandbox/poll-votes', {
-      config: { access: 'admin' as const },
-      schema: {
-        tags: ['sandbox'], security: ADMIN, summary: 'A contact votes in a poll',
-        description: 'The contact `from` votes `selectedOptions` (option names; empty withdraws the vote) in the poll `pollMessageId` that the sandbox instance with number `to` sent to `from`. The instance gets a MESSAGE with `pollUpdateMessage` (the options as SHA-256 hashes, decrypted) and `pollVote` (`pollMessageId`, `selectedOptions` names). 404 unknown instance or poll, 400 unknown options or more than the poll allows, 409 when the poll was sent to someone else.',
-        body: S.PollVoteBody,
-        response: { 200: Type.Object({ key: S.MessageKey, messageTimestamp: Type.Integer() }), ...errorResponses(401, 403, 404, 409) },
-      },
-    }, async (request) => {
-      const { from, to, pollMessageId, selectedOptions } = request.body;
-      const session = world.connectedSession(to);
-      const poll = await store.find(session.instanceId, pollMessageId);
-      const content = (poll?.message.pollCreationMessageV3 ?? poll?.message.pollCreationMessage) as
-        | { options?: { optionName?: string }[]; selectableOptionsCount?: number }
-        | undefined;
-      if (!poll || !poll.key.fromMe || !content) throw new AppError('poll_not_found', 404, `poll ${pollMessageId} not found among the polls ${to} sent`);
-      if (poll.key.remoteJid !== `${from}@s.whatsapp.net`) throw new AppError('not_a_poll_recipient', 409, `poll ${pollMessageId} was sent to ${poll.key.remoteJid}, not to ${from}`);
-      const names = new Set((content.options ?? []).map((o) => o.optionName));
-      const unknown = selectedOptions.find((name) => !names.has(name));
-      if (unknown !== undefined) throw new AppError('bad_request', 400, `selectedOptions: "${unknown}" is not an option of poll ${pollMessageId}`);
-      const allowed = content.selectableOptionsCount || names.size;
-      if (selectedOptions.length > allowed) throw new AppError('bad_request', 400, `selectedOptions: the poll allows ${allowed} choice(s), got ${selectedOptions.length}`);
-      return world.deliverPollVote(from, to, pollMessageId, selectedOptions);
-    });
   };
 }

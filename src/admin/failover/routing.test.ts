@@ -4,9 +4,9 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../clock.js';
 import { AppError, errors } from '../../errors.js';
-import type { Instance, InstanceService } from '../../instances/service.js';
+import type { Instance, InstanceService } from '../../instance-registry/service.js';
 import type { OutgoingMessage } from '../../network/port.js';
-import type { SendResult } from '../../sending/service.js';
+import type { SendResult } from '../../outgoing/service.js';
 import type { FailoverRepo } from './repo.js';
 import { FailoverService } from './service.js';
 

@@ -11,11 +11,11 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { newId, randomToken, type Clock } from '../../clock.js';
 import { AppError, errors } from '../../errors.js';
-import type { Instance, InstanceService } from '../../instances/service.js';
-import { hashToken } from '../../instances/tokens.js';
+import type { Instance, InstanceService } from '../../instance-registry/service.js';
+import { hashToken } from '../../instance-registry/tokens.js';
 import type { HealthSource } from '../../modules.js';
 import type { OutgoingMessage } from '../../network/port.js';
-import { sendOutcomeOf, type SendResult, type SendRouter } from '../../sending/service.js';
+import { sendOutcomeOf, type SendResult, type SendRouter } from '../../outgoing/service.js';
 import type { FailoverRepo, GroupRecord, GroupToken, Policy } from './repo.js';
 
 export const GROUP_TOKEN_PREFIX = 'wgg_';

@@ -6,7 +6,7 @@
 import type { OutboxEntry } from '../../events/envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../../events/sink.js';
 import type { WebhookResult, WebhookSink } from '../../events/sinks/webhook.js';
-import type { Instance } from '../../instances/service.js';
+import type { Instance } from '../../instance-registry/service.js';
 import { sinkNameOf, type FailoverService } from './service.js';
 
 export class GroupWebhookSink implements DurableSink {

@@ -10,7 +10,7 @@
  * backoff and re-declares the exchange and global queue on every new connection.
  */
 import { Connection, type Publisher } from 'rabbitmq-client';
-import type { Instance } from '../../instances/service.js';
+import type { Instance } from '../../instance-registry/service.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
 import { describeError, LinkState, withDeadline, type BrokerSinkOptions, type ChannelHealth } from './broker.js';

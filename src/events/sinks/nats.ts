@@ -15,7 +15,7 @@
 import { headers, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import type { Instance } from '../../instances/service.js';
+import type { Instance } from '../../instance-registry/service.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
 import { describeError, LinkState, pause, withDeadline, type BrokerSinkOptions, type ChannelHealth } from './broker.js';

@@ -10,7 +10,7 @@
  * The same Redis also carries live events between gateway processes (relayTransport()).
  */
 import { Redis } from 'ioredis';
-import type { Instance } from '../../instances/service.js';
+import type { Instance } from '../../instance-registry/service.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
 import { describeError, LinkState, withDeadline, type BrokerSinkOptions, type ChannelHealth } from './broker.js';

@@ -11,7 +11,7 @@
 import { createHmac } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
 import { Agent, request, type Dispatcher } from 'undici';
-import type { Instance } from '../../instances/service.js';
+import type { Instance } from '../../instance-registry/service.js';
 import type { OutboxEntry } from '../envelope.js';
 import { ipLiteral, isPublicAddress, PrivateAddressError, publicOnlyLookup, systemResolve } from '../../media/address.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
@@ -55,9 +55,8 @@ export class WebhookSink implements DurableSink {
     return this.guarded.close();
   }
 
-  /** Why this instance's URL may not be reached now (before connecting), or undefined. */
-  private refusal(instance: Instance, url: URL): string | undefined {
-    if (this.options.allowPrivate || instance.webhookAdminSet) return undefined;
+  /** Why a guarded URL may not be reached (an IP literal, before connecting), or undefined. */
+  private refusal(url: URL): string | undefined {
     const literal = ipLiteral(url.hostname);
     if (literal && !this.isPublic(literal)) return `${url.hostname} is the non-public address ${literal}`;
     return undefined;
@@ -75,25 +74,36 @@ export class WebhookSink implements DurableSink {
   /** One POST, no retry; used by the lanes and by the dead-letter retry route. */
   async post(entry: Pick<OutboxEntry, 'body' | 'eventId' | 'type'>, instance: Instance): Promise<WebhookResult> {
     if (!instance.webhookUrl) return { ok: false, status: null, error: 'instance has no webhookUrl' };
-    let url: URL;
+    // Only a URL the admin key set (or WEBHOOK_ALLOW_PRIVATE_URLS) may reach private receivers.
+    const guarded = !(this.options.allowPrivate === true || instance.webhookAdminSet);
+    return this.postSigned(instance.webhookUrl, instance.webhookSecret, entry, guarded);
+  }
+
+  /**
+   * One signed POST of `body` to any URL (instance webhooks, alert notices): the same headers,
+   * signature, timeout and answer handling for every webhook Waygate sends. `guarded`: the target
+   * must be a public address (an IP literal is checked before connecting, a host name against every
+   * address it resolves to at connect time, so DNS rebinding cannot reach a private address).
+   */
+  async postSigned(url: string, secret: string, entry: { body: string; eventId: string; type: string }, guarded = false): Promise<WebhookResult> {
+    let target: URL;
     try {
-      url = new URL(instance.webhookUrl);
+      target = new URL(url);
     } catch {
-      return { ok: false, status: null, error: 'webhookUrl is not a valid URL' };
+      return { ok: false, status: null, error: 'webhook URL is not a valid URL' };
     }
-    const refused = this.refusal(instance, url);
+    const refused = guarded ? this.refusal(target) : undefined;
     if (refused) return { ok: false, status: null, error: `refused: ${refused} (private targets need WEBHOOK_ALLOW_PRIVATE_URLS or the admin key)` };
-    const trusted = this.options.allowPrivate === true || instance.webhookAdminSet;
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     try {
       // undici's request (not fetch): no WHATWG streams per call, keep-alive, and no redirect is followed.
-      const response = await request(url, {
-        ...(trusted ? {} : { dispatcher: this.guarded }),
+      const response = await request(target, {
+        ...(guarded ? { dispatcher: this.guarded } : {}),
         method: 'POST',
         headers: {
           'content-type': 'application/json',
           'user-agent': this.options.userAgent,
-          'x-webhook-signature': signBody(entry.body, instance.webhookSecret),
+          'x-webhook-signature': signBody(entry.body, secret),
           'x-webhook-event': entry.type,
           'x-webhook-event-id': entry.eventId,
         },

@@ -7,6 +7,10 @@
  * after a rotation, or rotated while the stream runs) closes the stream when its grace ends (4401),
  * by a timer, by a sweep at every ping round (which also re-checks each token against the database,
  * so a rotation or deletion made by another gateway process is seen), and deletion closes at once.
+ *
+ * Watchers (the admin WebSocket, many instances through a filter) follow the same rules: one opened
+ * with an expiring credential (a user's access token) is cut when it expires, and their number is
+ * capped by the same WS_MAX_CONNECTIONS_PER_INSTANCE, counting the admin sockets as one instance.
  */
 import type { WebSocket } from 'ws';
 import { systemClock, type Clock } from '../../clock.js';
@@ -17,6 +21,7 @@ export const SLOW_CLIENT_CLOSE = { code: 1013, reason: 'client too slow' } as co
 export const TOKEN_EXPIRED_CLOSE = { code: 4401, reason: 'token expired, please use the new token' } as const;
 export const TOKEN_INVALID_CLOSE = { code: 4401, reason: 'invalid api key' } as const;
 export const TOO_MANY_CLOSE = { code: 4429, reason: 'too many WebSocket connections for this instance' } as const;
+export const TOO_MANY_WATCHERS_CLOSE = { code: 4429, reason: 'too many admin WebSocket connections' } as const;
 
 /** What the stream was opened with: the token's hash and, when it is a grace token, when it ends. */
 export interface StreamCredential {
@@ -35,11 +40,25 @@ export interface WebSocketHubOptions {
   tokenState?: (tokenHash: string) => Promise<TokenState>;
 }
 
-interface Stream extends StreamCredential {
-  instanceId: string;
+/** What the hub tracks of every socket: liveness and when its credential ends. */
+interface Tracked {
+  validUntil: number | null;
+  /** How the socket is closed when validUntil passes (default TOKEN_EXPIRED_CLOSE). */
+  expiredClose?: { code: number; reason: string };
   isAlive: boolean;
   timer?: NodeJS.Timeout;
 }
+
+interface Stream extends StreamCredential, Tracked {
+  instanceId: string;
+}
+
+interface Watcher extends Tracked {
+  filter: EventFilter;
+}
+
+/** A watcher of many instances (the admin WebSocket): gets every event its filter accepts. */
+export type EventFilter = (entry: OutboxEntry) => boolean;
 
 /** setTimeout's largest delay; longer graces re-arm. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -48,6 +67,7 @@ export class WebSocketHub implements LiveSink {
   readonly name = 'websocket';
   private readonly clients = new Map<string, Set<WebSocket>>();
   private readonly streams = new Map<WebSocket, Stream>();
+  private readonly watchers = new Map<WebSocket, Watcher>();
   private readonly pinger: NodeJS.Timeout;
   private readonly clock: Clock;
   private readonly maxPerInstance: number;
@@ -85,31 +105,56 @@ export class WebSocketHub implements LiveSink {
     socket.on('error', () => this.remove(instanceId, socket));
   }
 
+  /** True when one more watcher (admin WebSocket) may open. */
+  hasWatcherRoom(): boolean {
+    return this.watchers.size < this.maxPerInstance;
+  }
+
+  /**
+   * Adds a socket that receives the events of every instance that `filter` accepts (admin WebSocket).
+   * `expiry`: when its credential expires (epoch ms) and the close then; none for the admin key.
+   */
+  watch(socket: WebSocket, filter: EventFilter, expiry?: { at: number; close: { code: number; reason: string } }): void {
+    const watcher: Watcher = { filter, validUntil: expiry?.at ?? null, expiredClose: expiry?.close, isAlive: true };
+    this.watchers.set(socket, watcher);
+    this.schedule(socket, watcher);
+    socket.on('pong', () => {
+      watcher.isAlive = true;
+    });
+    socket.on('close', () => this.unwatch(socket));
+    socket.on('error', () => this.unwatch(socket));
+  }
+
   count(instanceId?: string): number {
     if (instanceId) return this.clients.get(instanceId)?.size ?? 0;
-    let n = 0;
+    let n = this.watchers.size;
     for (const set of this.clients.values()) n += set.size;
     return n;
   }
 
   push(entry: OutboxEntry): void {
+    const now = this.clock.now();
+    for (const [socket, watcher] of [...this.watchers]) {
+      if (watcher.filter(entry)) this.send(socket, watcher, entry, now);
+    }
     const set = this.clients.get(entry.instanceId);
     if (!set) return;
-    const now = this.clock.now();
-    for (const socket of set) {
-      if (socket.readyState !== socket.OPEN) continue;
-      const stream = this.streams.get(socket);
-      // Never one event past the end of the token's grace, even before the timer fires.
-      if (stream && stream.validUntil !== null && stream.validUntil <= now) {
-        this.cut(socket, TOKEN_EXPIRED_CLOSE);
-        continue;
-      }
-      if (socket.bufferedAmount > this.maxBufferedBytes) {
-        this.cut(socket, SLOW_CLIENT_CLOSE);
-        continue;
-      }
-      socket.send(entry.body);
+    for (const socket of [...set]) this.send(socket, this.streams.get(socket), entry, now);
+  }
+
+  /** Sends one event, or cuts the socket: its credential ended, or it reads too slowly. */
+  private send(socket: WebSocket, tracked: Tracked | undefined, entry: OutboxEntry, now: number): void {
+    if (socket.readyState !== socket.OPEN) return;
+    // Never one event past the end of the token's grace, even before the timer fires.
+    if (tracked && tracked.validUntil !== null && tracked.validUntil <= now) {
+      this.cut(socket, tracked.expiredClose ?? TOKEN_EXPIRED_CLOSE);
+      return;
     }
+    if (socket.bufferedAmount > this.maxBufferedBytes) {
+      this.cut(socket, SLOW_CLIENT_CLOSE);
+      return;
+    }
+    socket.send(entry.body);
   }
 
   /**
@@ -134,22 +179,25 @@ export class WebSocketHub implements LiveSink {
   close(): Promise<void> {
     clearInterval(this.pinger);
     for (const set of this.clients.values()) for (const socket of set) socket.close(1001, 'server shutting down');
+    for (const socket of this.watchers.keys()) socket.close(1001, 'server shutting down');
     for (const stream of this.streams.values()) clearTimeout(stream.timer);
+    for (const watcher of this.watchers.values()) clearTimeout(watcher.timer);
     this.streams.clear();
+    this.watchers.clear();
     this.clients.clear();
     return Promise.resolve();
   }
 
-  private schedule(socket: WebSocket, stream: Stream): void {
+  private schedule(socket: WebSocket, stream: Tracked): void {
     clearTimeout(stream.timer);
     if (stream.validUntil === null) return;
     const delay = stream.validUntil - this.clock.now();
     if (delay <= 0) {
-      this.cut(socket, TOKEN_EXPIRED_CLOSE);
+      this.cut(socket, stream.expiredClose ?? TOKEN_EXPIRED_CLOSE);
       return;
     }
     stream.timer = setTimeout(() => {
-      if (stream.validUntil !== null && stream.validUntil <= this.clock.now()) this.cut(socket, TOKEN_EXPIRED_CLOSE);
+      if (stream.validUntil !== null && stream.validUntil <= this.clock.now()) this.cut(socket, stream.expiredClose ?? TOKEN_EXPIRED_CLOSE);
       else this.schedule(socket, stream);
     }, Math.min(delay, MAX_TIMER_MS));
     stream.timer.unref();
@@ -159,6 +207,14 @@ export class WebSocketHub implements LiveSink {
     const stream = this.streams.get(socket);
     socket.close(close.code, close.reason);
     if (stream) this.remove(stream.instanceId, socket);
+    this.unwatch(socket);
+  }
+
+  private unwatch(socket: WebSocket): void {
+    const watcher = this.watchers.get(socket);
+    if (!watcher) return;
+    clearTimeout(watcher.timer);
+    this.watchers.delete(socket);
   }
 
   private remove(instanceId: string, socket: WebSocket): void {
@@ -173,6 +229,19 @@ export class WebSocketHub implements LiveSink {
 
   private pingAll(): void {
     const now = this.clock.now();
+    for (const [socket, watcher] of [...this.watchers]) {
+      if (watcher.validUntil !== null && watcher.validUntil <= now) {
+        this.cut(socket, watcher.expiredClose ?? TOKEN_EXPIRED_CLOSE);
+        continue;
+      }
+      if (!watcher.isAlive) {
+        socket.terminate();
+        this.unwatch(socket);
+        continue;
+      }
+      watcher.isAlive = false;
+      socket.ping();
+    }
     for (const [instanceId, set] of this.clients) {
       for (const socket of set) {
         const stream = this.streams.get(socket);

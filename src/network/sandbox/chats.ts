@@ -11,6 +11,7 @@ import {
   type NumberCheck,
   type PageOf,
   type PageRequest,
+  type EventData,
 } from '../port.js';
 import { paginate, type ChatState, type SandboxWorld } from './world.js';
 
@@ -141,7 +142,7 @@ export class SandboxChats implements ChatOperations {
       for (const message of toAcknowledge) {
         const sender = jidToNumber(message.participant ?? message.key.remoteJid);
         if (!sender) continue;
-        const data: Record<string, unknown> = {
+        const data: EventData<'READ_RECEIPT'> = {
           key: { remoteJid: chat.kind === 'person' ? toJid(owner) : chat.jid, fromMe: true, id: message.key.id },
           receipt: 'read',
           readTimestamp,
