@@ -179,3 +179,46 @@ describe('WebSocket streams and their tokens (real time)', () => {
     expect(logs.lines.join('')).not.toContain(a.token);
   });
 });
+
+describe('admin WebSocket (/admin/ws) under the stream rules', () => {
+  let gw: TestGateway;
+  const clock = new ManualClock(Date.now());
+
+  beforeAll(async () => {
+    gw = await startGateway({ clock, env: { WS_MAX_CONNECTIONS_PER_INSTANCE: '2' } });
+  });
+  afterAll(async () => gw.stop());
+
+  it('refuses admin sockets past WS_MAX_CONNECTIONS_PER_INSTANCE with 4429; instance streams keep their own allowance', async () => {
+    const before = gw.hub.count();
+    const admins = [0, 1].map(() => open(gw, `token=${gw.adminKey}`, '/api/v1/admin/ws'));
+    await waitFor(() => (gw.hub.count() === before + 2 ? true : undefined), 5000, 'admin watchers');
+    expect(await open(gw, `token=${gw.adminKey}`, '/api/v1/admin/ws').closed).toEqual({ code: 4429, reason: 'too many admin WebSocket connections' });
+    const a = await createInstance(gw);
+    const stream = open(gw, `token=${a.token}&instanceId=${a.id}`);
+    await subscribed(gw, stream, a.id);
+    // Closing one admin socket makes room for the next.
+    admins[0].socket.close();
+    await waitFor(() => (gw.hub.count() === before + 2 ? true : undefined), 5000, 'one admin watcher gone');
+    const again = open(gw, `token=${gw.adminKey}`, '/api/v1/admin/ws');
+    await waitFor(() => (gw.hub.count() === before + 3 ? true : undefined), 5000, 'admin watcher again');
+    for (const client of [admins[1], again, stream]) client.socket.close();
+  });
+
+  it('sends nothing to an admin socket after its access token expired, and closes it with 4401', async () => {
+    const registered = await gw.api('POST', '/api/v1/auth/register', { body: { email: 'ws-owner@example.com', password: 'correct horse battery' } });
+    expect(registered.status).toBe(201);
+    const before = gw.hub.count();
+    const watcher = open(gw, `token=${registered.body.accessToken}`, '/api/v1/admin/ws');
+    await waitFor(() => (gw.hub.count() === before + 1 ? true : undefined), 5000, 'admin watcher');
+    const a = await createInstance(gw);
+    expect((await gw.api('POST', '/api/v1/instance/connect', { key: a.token })).status).toBe(200);
+    await waitFor(() => watcher.messages.find((m) => m.instanceId === a.id && m.event === 'QRCODE'));
+    const seen = watcher.messages.length;
+    // Past the token's expiry on the gateway's clock: the next event is not sent, the socket is cut.
+    clock.advance(24 * 3_600_000);
+    await gw.api('POST', '/api/v1/sandbox/scan', { key: gw.adminKey, body: { instanceId: a.id, number: uniqueNumber() } });
+    expect(await watcher.closed).toEqual({ code: 4401, reason: 'access token expired; reconnect with a fresh one' });
+    expect(watcher.messages).toHaveLength(seen);
+  });
+});
