@@ -191,18 +191,19 @@ describe('admin WebSocket (/admin/ws) under the stream rules', () => {
 
   it('refuses admin sockets past WS_MAX_CONNECTIONS_PER_INSTANCE with 4429; instance streams keep their own allowance', async () => {
     const before = gw.hub.count();
-    const admins = [0, 1].map(() => open(gw, `token=${gw.adminKey}`, '/api/v1/admin/ws'));
+    const first = open(gw, `token=${gw.adminKey}`, '/api/v1/admin/ws');
+    const second = open(gw, `token=${gw.adminKey}`, '/api/v1/admin/ws');
     await waitFor(() => (gw.hub.count() === before + 2 ? true : undefined), 5000, 'admin watchers');
     expect(await open(gw, `token=${gw.adminKey}`, '/api/v1/admin/ws').closed).toEqual({ code: 4429, reason: 'too many admin WebSocket connections' });
     const a = await createInstance(gw);
     const stream = open(gw, `token=${a.token}&instanceId=${a.id}`);
     await subscribed(gw, stream, a.id);
     // Closing one admin socket makes room for the next.
-    admins[0].socket.close();
+    first.socket.close();
     await waitFor(() => (gw.hub.count() === before + 2 ? true : undefined), 5000, 'one admin watcher gone');
     const again = open(gw, `token=${gw.adminKey}`, '/api/v1/admin/ws');
     await waitFor(() => (gw.hub.count() === before + 3 ? true : undefined), 5000, 'admin watcher again');
-    for (const client of [admins[1], again, stream]) client.socket.close();
+    for (const client of [second, again, stream]) client.socket.close();
   });
 
   it('sends nothing to an admin socket after its access token expired, and closes it with 4401', async () => {

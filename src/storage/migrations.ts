@@ -494,6 +494,13 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('messages_media_key').on('messages').column('media_key').execute();
       },
     },
+    '0017_security_alert_admin_set': {
+      // 1 when the admin key created the alert rule: its notices may reach private addresses. Rules
+      // made before were checked at creation (private only for the admin key), so they keep working.
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('alert_rules').addColumn('webhook_admin_set', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+      },
+    },
   };
 }
 

@@ -308,6 +308,8 @@ export interface AlertRulesTable {
   muted_until: number | null;
   created_at: number;
   updated_at: number;
+  /** 1 when the admin key itself created the rule: its notices may reach private addresses. */
+  webhook_admin_set: Generated<number>;
 }
 
 /** A rule's condition seen true for a subject (`instance:<id>`, `channel:<name>`) since `since`. */

@@ -93,6 +93,25 @@ describe.each(DIALECTS)('alerts on %s', (dialect) => {
     }
   });
 
+  it('notices of a rule not created by the admin key never reach a private address (checked at connect time)', async () => {
+    const gw = await startGateway({ dialect, env: ENV });
+    try {
+      const a = await connectedInstance(gw, uniqueNumber());
+      const rule = await disconnectedRule(gw, a, receiver.url);
+      // As if an operator had set a name that resolved to a public address then and to loopback now.
+      await gw.storage.db.updateTable('alert_rules').set({ webhook_admin_set: 0 }).where('id', '=', rule.ruleId).execute();
+      await gw.api('POST', '/api/v1/sandbox/drop', { key: gw.adminKey, body: { instanceId: a.id } });
+      const refused = await waitFor(async () => {
+        const row = await gw.storage.db.selectFrom('alert_notices').select(['last_error']).executeTakeFirst();
+        return row?.last_error?.startsWith('refused:') ? row.last_error : undefined;
+      }, 10_000, 'refused notice');
+      expect(refused).toMatch(/127\.0\.0\.1 is the non-public address/);
+      expect(receiver.requests).toHaveLength(0);
+    } finally {
+      await gw.stop();
+    }
+  });
+
   it('a muted rule records the alert but sends nothing', async () => {
     const gw = await startGateway({ dialect, env: ENV });
     try {

@@ -17,6 +17,7 @@ export const alertsModule: ModuleFactory = (deps) => {
     health: deps.health,
     retry: { maxAttempts: deps.config.webhook.maxAttempts, baseDelayMs: deps.config.webhook.retryBaseMs, maxDelayMs: deps.config.webhook.retryMaxMs },
     log: deps.log,
+    allowPrivateUrls: deps.config.webhook.allowPrivateUrls,
   });
   new Gauge({
     name: 'waygate_alerts_open',
@@ -41,7 +42,7 @@ export const alertsModule: ModuleFactory = (deps) => {
   };
   return {
     name: 'alerts',
-    routes: [alertRoutes(alerts, deps.config.webhook.allowPrivateUrls)],
+    routes: [alertRoutes(alerts)],
     start() {
       // Only the active process evaluates (start runs when it becomes active).
       if (!stopped && !timer && !running) timer = setTimeout(tick, deps.config.admin.alertEvalIntervalMs);

@@ -14,6 +14,8 @@ export interface NoticeToSend {
   nextAttemptAt: number;
   url: string;
   secret: string;
+  /** The admin key created the rule: its notices may reach private addresses. */
+  adminSet: boolean;
 }
 
 export interface AlertFilter {
@@ -156,7 +158,7 @@ export class AlertRepo {
       .selectFrom('alert_notices as n')
       .innerJoin('alerts as a', 'a.id', 'n.alert_id')
       .innerJoin('alert_rules as r', 'r.id', 'a.rule_id')
-      .select(['n.id', 'n.alert_id', 'n.kind', 'n.body', 'n.attempts', 'n.next_attempt_at', 'r.webhook_url', 'r.secret'])
+      .select(['n.id', 'n.alert_id', 'n.kind', 'n.body', 'n.attempts', 'n.next_attempt_at', 'r.webhook_url', 'r.secret', 'r.webhook_admin_set'])
       .where('n.status', '=', 'pending')
       .orderBy('n.created_at')
       .orderBy('n.id')
@@ -171,6 +173,7 @@ export class AlertRepo {
       nextAttemptAt: Number(row.next_attempt_at),
       url: row.webhook_url,
       secret: row.secret,
+      adminSet: Number(row.webhook_admin_set) === 1,
     }));
   }
 

@@ -8,7 +8,7 @@ import type { AlertService } from './service.js';
 const tags = ['admin'];
 const admin = { access: 'admin' as const };
 
-export function alertRoutes(alerts: AlertService, allowPrivateUrls = false): RoutePlugin {
+export function alertRoutes(alerts: AlertService): RoutePlugin {
   return async (app) => {
     app.post('/admin/alert-rules', {
       config: admin,
@@ -17,7 +17,7 @@ export function alertRoutes(alerts: AlertService, allowPrivateUrls = false): Rou
         description: 'A rule watches every instance (`scope: "all"`), one (`scope: "instance"`, `instanceId`) or the members of a failover group (`scope: "group"`, `groupId`; 404 for an unknown group) — or the delivery channels for `channel_down`. Rules are evaluated every ALERT_EVAL_INTERVAL_MS by the active process. When a condition has held for `forSeconds` an alert opens and ONE notice `{"event":"ALERT_FIRED","eventId","timestamp","alert":{...},"rule":{...}}` is POSTed to `webhookUrl`, signed like instance webhooks (`X-Webhook-Signature`: hex HMAC-SHA256 of the body with the rule\'s `webhookSecret`) and retried with backoff (WEBHOOK_MAX_ATTEMPTS). When the condition ends the alert resolves and one `ALERT_RESOLVED` notice follows. A `webhookUrl` on a private or loopback address is refused (422 `webhook_url_refused`) unless the caller is the admin key itself or WEBHOOK_ALLOW_PRIVATE_URLS is set.',
         body: S.RuleBody, response: { 201: S.RuleCreated, ...errorResponses(401, 403, 404, 422) },
       },
-    }, async (request, reply) => reply.status(201).send(await alerts.createRule(request.body, allowPrivateUrls || request.adminCaller === undefined)));
+    }, async (request, reply) => reply.status(201).send(await alerts.createRule(request.body, request.adminCaller === undefined)));
 
     app.get('/admin/alert-rules', {
       config: admin,

@@ -58,6 +58,8 @@ export interface AlertServiceDeps {
   health?: HealthSource | undefined;
   retry: RetryPolicy;
   log: { warn(obj: object, msg: string): void };
+  /** WEBHOOK_ALLOW_PRIVATE_URLS: every rule's notices may reach private addresses. */
+  allowPrivateUrls?: boolean;
 }
 
 export function ruleView(rule: AlertRuleRow, now: number) {
@@ -129,7 +131,8 @@ export async function checkWebhookUrl(url: string, allowPrivate: boolean): Promi
 export class AlertService {
   constructor(private readonly deps: AlertServiceDeps) {}
 
-  async createRule(input: NewRuleInput, allowPrivateUrl: boolean) {
+  /** `byAdminKey`: the admin key itself (not a user session) asks; its URL may be private. */
+  async createRule(input: NewRuleInput, byAdminKey: boolean) {
     const scope = input.scope ?? (input.instanceId !== undefined ? 'instance' : input.groupId !== undefined ? 'group' : 'all');
     if (scope === 'instance') {
       if (input.instanceId === undefined) throw errors.badRequest('scope "instance" needs instanceId');
@@ -145,7 +148,7 @@ export class AlertService {
     const needsThreshold = input.kind === 'health_below' || input.kind === 'dead_letters_above' || input.kind === 'outbox_backlog_above';
     if (needsThreshold && input.threshold === undefined) throw errors.badRequest(`${input.kind} needs threshold`);
     if (input.kind === 'health_below' && (input.threshold ?? 0) > 100) throw errors.badRequest('health_below threshold is a score from 0 to 100');
-    await checkWebhookUrl(input.webhookUrl, allowPrivateUrl);
+    await checkWebhookUrl(input.webhookUrl, byAdminKey || this.deps.allowPrivateUrls === true);
     const now = this.deps.clock.now();
     const secret = input.webhookSecret ?? randomToken();
     const row: AlertRuleRow = {
@@ -162,6 +165,7 @@ export class AlertService {
       muted_until: null,
       created_at: now,
       updated_at: now,
+      webhook_admin_set: byAdminKey ? 1 : 0,
     };
     await this.deps.repo.insertRule(row);
     return { ...ruleView(row, now), webhookSecret: secret };
@@ -369,7 +373,9 @@ export class AlertService {
         continue;
       }
       const type = notice.kind === 'fired' ? 'ALERT_FIRED' : 'ALERT_RESOLVED';
-      const result = await webhook.postSigned(notice.url, notice.secret, { body: notice.body, eventId: notice.id, type });
+      // Like instance webhooks: a URL not set by the admin key reaches public addresses only, checked at connect time.
+      const guarded = !(this.deps.allowPrivateUrls === true || notice.adminSet);
+      const result = await webhook.postSigned(notice.url, notice.secret, { body: notice.body, eventId: notice.id, type }, guarded);
       const attempts = notice.attempts + 1;
       if (result.ok) {
         await repo.noticeDelivered(notice.id, attempts, result.status, clock.now());
