@@ -9,6 +9,7 @@
  *   accepts agents' outgoing, non-private messages and sends them through the MessagingService;
  *   the messages Waygate posted itself (source_id `WAID:`) and those already sent are ignored.
  */
+import type { Dispatcher } from 'undici';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { randomToken, type Clock } from '../../clock.js';
@@ -83,6 +84,8 @@ export interface ServiceDeps {
    * instance token, so it follows the rule of webhook URLs set that way.
    */
   targetGuard?: (url: string) => Promise<string | undefined>;
+  /** With targetGuard: connections to Chatwoot reach public addresses only, checked at connect time (no DNS rebinding). */
+  dispatcher?: Dispatcher;
 }
 
 type Data = Record<string, unknown>;
@@ -120,7 +123,7 @@ export class ChatwootService {
     const refused = this.deps.targetGuard ? await this.deps.targetGuard(baseUrl).catch(() => 'not a valid URL') : undefined;
     if (refused) throw errors.callbackUrlRefused(`baseUrl: ${refused}; private and loopback targets need WEBHOOK_ALLOW_PRIVATE_URLS=true`);
     const waygateUrl = input.waygateUrl ? input.waygateUrl.replace(/\/+$/, '') : null;
-    const client = new ChatwootClient({ baseUrl, accountId: input.accountId, apiToken: input.apiAccessToken }, this.deps.userAgent);
+    const client = new ChatwootClient({ baseUrl, accountId: input.accountId, apiToken: input.apiAccessToken }, this.deps.userAgent, this.deps.dispatcher);
     let inbox: CwInbox;
     let inboxCreated = false;
     const webhookUrl = waygateUrl ? `${waygateUrl}${this.webhookPath(instance.id, webhookSecret)}` : undefined;
@@ -471,7 +474,7 @@ export class ChatwootService {
   }
 
   private client(settings: ChatwootSettings): ChatwootClient {
-    return new ChatwootClient({ baseUrl: settings.baseUrl, accountId: settings.accountId, apiToken: settings.apiToken }, this.deps.userAgent);
+    return new ChatwootClient({ baseUrl: settings.baseUrl, accountId: settings.accountId, apiToken: settings.apiToken }, this.deps.userAgent, this.deps.dispatcher);
   }
 
   // --- import (through Chatwoot's API, paced; never into its database) ---
