@@ -3,11 +3,11 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', '.test-data/', 'coverage/', 'bench/results/'] },
+  { ignores: ['dist/', 'web/dist/', 'node_modules/', 'data/', '.test-data/', 'coverage/', 'bench/results/'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: {
       parserOptions: { projectService: { allowDefaultProject: ['vitest.config.ts'] }, tsconfigRootDir: import.meta.dirname },
     },
@@ -34,6 +34,8 @@ export default tseslint.config(
   },
   // The registry itself is the one place that constructs AppError.
   { files: ['src/errors.ts'], rules: { 'no-restricted-syntax': 'off' } },
+  // The web interface runs in the browser.
+  { files: ['web/**/*.ts', 'web/**/*.tsx'], languageOptions: { globals: globals.browser } },
   {
     files: ['**/*.js', '**/*.mjs', '**/*.d.mts'],
     ...tseslint.configs.disableTypeChecked,

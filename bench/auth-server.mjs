@@ -7,7 +7,7 @@ import { systemClock } from '../dist/clock.js';
 import { buildApp } from '../dist/http/app.js';
 import { MemoryWindowStore } from '../dist/http/rate-limit.js';
 import { InstanceRepo } from '../dist/instances/repo.js';
-import { InstanceService } from '../dist/instances/service.js';
+import { InstanceService } from '../dist/instance-registry/service.js';
 import { openStorage } from '../dist/storage/db.js';
 
 const config = loadConfig({ DATA_DIR: process.env.DATA_DIR, LOG_LEVEL: 'silent', RATE_LIMIT_PER_IP: '10000000', RATE_LIMIT_PER_KEY: '10000000' });

@@ -242,13 +242,62 @@ async function authOverhead() {
   }
 }
 
+// 7. A send through a failover group against a direct send to its serving member, same gateway, same run.
+async function groupSend() {
+  const gw = await startGateway();
+  try {
+    const members = [await connectedSandbox(gw.url), await connectedSandbox(gw.url), await connectedSandbox(gw.url)];
+    const group = await api(gw.url, 'POST', '/api/v1/admin/failover-groups', ADMIN, {
+      name: `bench-${Date.now()}`,
+      members: members.map((m) => m.id),
+      policy: 'priority',
+      minHealth: 50,
+      sticky: true,
+    });
+    // Alternate direct, group, group, direct so a slowing database weighs on both alike.
+    const half = Math.max(1, Math.round(SEND_SECONDS / 2));
+    const runs = [];
+    for (const key of [members[0].token, group.token, group.token, members[0].token]) runs.push(await sendLoad(gw.url, key, '5511900000000', half));
+    const mean = (a, b) => ({
+      requestsPerSec: Math.round((a.requestsPerSec + b.requestsPerSec) / 2),
+      p50Ms: (a.p50Ms + b.p50Ms) / 2,
+      p99Ms: (a.p99Ms + b.p99Ms) / 2,
+      errors: a.errors + b.errors,
+      total2xx: a.total2xx + b.total2xx,
+    });
+    const direct = mean(runs[0], runs[3]);
+    const grouped = mean(runs[1], runs[2]);
+    emit(results, {
+      figure: 'group_send',
+      unit: 'requests/s',
+      group: { name: 'failover group of 3 connected sandbox members (priority, sticky)', ...grouped },
+      baseline: { name: 'direct send with the serving member\'s token (same gateway)', ...direct },
+      ratio: ratio(grouped.requestsPerSec, direct.requestsPerSec),
+      goal: 0.9,
+    });
+  } finally {
+    await gw.stop();
+  }
+}
+
 const started = Date.now();
-const sqliteRoad = await sendRoad();
-await storage(sqliteRoad);
-await endToEnd(sqliteRoad);
-await fanOut();
-await authOverhead();
-await instanceCost();
+// BENCH_ONLY=group_send,fan_out runs only those figures (the ones that need no other figure's result).
+const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : undefined;
+const alone = { group_send: groupSend, event_fan_out: fanOut, auth_rate_limit_overhead: authOverhead, instance_cost: instanceCost };
+if (ONLY) {
+  for (const name of ONLY) {
+    if (!alone[name]) throw new Error(`BENCH_ONLY: ${name} is not one of ${Object.keys(alone).join(', ')}`);
+    await alone[name]();
+  }
+} else {
+  const sqliteRoad = await sendRoad();
+  await storage(sqliteRoad);
+  await endToEnd(sqliteRoad);
+  await fanOut();
+  await authOverhead();
+  await groupSend();
+  await instanceCost();
+}
 
 const summary = {
   date: new Date().toISOString(),

@@ -2,6 +2,7 @@
 // with one line "N passed, N failed" from the run's real counts (CI reads that line).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import { ensureChromium } from './chromium.mjs';
 import { ensureServices } from './services.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -17,6 +18,14 @@ const missing = await ensureServices();
 if (missing.length > 0) {
   console.error(`services not available: ${missing.join(', ')}`);
   failed += missing.length;
+}
+
+// The browser of test/web.e2e.test.ts.
+try {
+  ensureChromium();
+} catch (error) {
+  console.error(error.message);
+  failed += 1;
 }
 
 function step(name, command, args) {
@@ -35,6 +44,9 @@ step('typecheck', 'npx', ['tsc', '--noEmit']);
 // `npm start` builds the production subset (no tests, no test fixtures): it must compile on its own.
 step('build', 'npx', ['tsc', '-p', 'tsconfig.build.json', '--noEmit']);
 step('lint', 'npx', ['eslint', '.']);
+// The web interface: its own type check (DOM, JSX) and a fresh build for the browser test.
+step('web typecheck', 'npx', ['tsc', '-p', 'web/tsconfig.json']);
+step('web build', 'npm', ['run', 'build:web']);
 
 const extra = process.argv.slice(2);
 const vitest = spawnSync('npx', ['vitest', 'run', ...extra], { stdio: 'inherit' });

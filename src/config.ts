@@ -17,6 +17,10 @@ export interface Config {
   databaseSchema: string | undefined;
   /** Delivered events are kept this long in the outbox, then pruned. */
   outboxRetentionSeconds: number;
+  /** EVENT_ARCHIVE_DAYS: pruned events move to the event archive (backfills read it) for this long; 0 keeps no archive. */
+  eventArchiveDays: number;
+  /** admin/ (docs/operations.md): alert evaluation period and backfill pacing. */
+  admin: { alertEvalIntervalMs: number; backfillRatePerSecond: number };
   /** How often a standby process tries to become the active one (PostgreSQL). */
   standbyPollMs: number;
   tokenGraceSeconds: number;
@@ -46,8 +50,10 @@ export interface Config {
   rateLimit: { windowSeconds: number; perIp: number; perKey: number };
   logLevel: LogLevel;
   bodyLimitBytes: number;
-  webhook: { timeoutMs: number; maxAttempts: number; retryBaseMs: number; retryMaxMs: number };
-  websocket: { maxBufferedBytes: number; pingIntervalMs: number };
+  /** allowPrivateUrls (WEBHOOK_ALLOW_PRIVATE_URLS): webhook URLs set with an instance token may reach private addresses. */
+  webhook: { timeoutMs: number; maxAttempts: number; retryBaseMs: number; retryMaxMs: number; allowPrivateUrls: boolean };
+  /** maxConnectionsPerInstance (WS_MAX_CONNECTIONS_PER_INSTANCE): streams beyond it are refused with 4429. */
+  websocket: { maxBufferedBytes: number; pingIntervalMs: number; maxConnectionsPerInstance: number };
   sandbox: { qrIntervalMs: number; qrMaxAttempts: number; reconnectDelayMs: number };
   /** The WhatsApp driver (docs/whatsapp.md). */
   whatsapp: WhatsAppConfig;
@@ -59,8 +65,12 @@ export interface Config {
   messageRetentionDays: number;
   /** Pacing of /send/batch/text: default and smallest gap between two sends of one instance. */
   batch: { intervalMs: number; minIntervalMs: number };
+  /** HEALTH_INTERVAL_MS: health scores read the delivery backlog and dead-letter counts at most this often. */
+  healthIntervalMs: number;
   /** The MCP server at /mcp (docs/mcp.md). */
   mcp: McpConfig;
+  /** Users of the web interface (docs/auth.md). */
+  auth: AuthConfig;
 }
 
 export interface McpConfig {
@@ -74,6 +84,24 @@ export interface McpConfig {
   maxSessions: number;
   /** MCP_WAIT_MAX_SECONDS: the longest a `wait_for_message` call may block. */
   waitMaxSeconds: number;
+}
+
+export interface AuthConfig {
+  /** AUTH_JWT_SECRET: HS256 key of access tokens; unset means "generate once into DATA_DIR/jwt-secret". */
+  jwtSecret: string | undefined;
+  /** AUTH_ACCESS_TOKEN_SECONDS: lifetime of an access token (JWT). */
+  accessTokenSeconds: number;
+  /** AUTH_REFRESH_TOKEN_DAYS: lifetime of a refresh token (each refresh issues a new one). */
+  refreshTokenDays: number;
+  /** AUTH_OPEN_REGISTRATION: anyone may register (as a viewer) after the first user; off: invitations only. */
+  openRegistration: boolean;
+  /** AUTH_LOGIN_MAX_FAILURES / AUTH_LOGIN_MAX_FAILURES_PER_IP: failed sign-ins before a lock, per account and per IP. */
+  maxFailuresPerAccount: number;
+  maxFailuresPerIp: number;
+  /** AUTH_LOGIN_LOCK_SECONDS: failures are counted over this window and a lock lasts this long. */
+  lockSeconds: number;
+  /** AUTH_COOKIE_SECURE: mark the refresh cookie Secure even when the request reached us over plain HTTP (behind a TLS proxy). */
+  cookieSecure: boolean;
 }
 
 export interface WhatsAppConfig {
@@ -113,6 +141,12 @@ export interface MediaConfig {
   bodyLimitBytes: number;
   /** Received media up to this size is also inlined as base64 in the event when the instance asks for it. */
   eventBase64MaxBytes: number;
+  /** MEDIA_INFLIGHT_MAX_BYTES: media request bodies held at once, across requests; more get 503 with retryAfter. */
+  inflightMaxBytes: number;
+  /** MEDIA_RECORD_TIMEOUT_MS: a received message's media must be stored within this, or its event goes without it. */
+  recordTimeoutMs: number;
+  /** MEDIA_ORPHAN_AGE_SECONDS: stored media no message references is removed once older than this (hourly sweep). */
+  orphanAgeSeconds: number;
 }
 
 export interface S3Config {
@@ -235,6 +269,11 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     databaseSchema,
     outboxRetentionSeconds: integer(env, 'OUTBOX_RETENTION_SECONDS', 3600, 0, 31_536_000),
+    eventArchiveDays: integer(env, 'EVENT_ARCHIVE_DAYS', 7, 0, 3650),
+    admin: {
+      alertEvalIntervalMs: integer(env, 'ALERT_EVAL_INTERVAL_MS', 15_000, 50, 3_600_000),
+      backfillRatePerSecond: integer(env, 'BACKFILL_RATE_PER_SECOND', 20, 1, 10_000),
+    },
     standbyPollMs: integer(env, 'STANDBY_POLL_MS', 2000, 50, 600_000),
     tokenGraceSeconds: integer(env, 'TOKEN_GRACE_SECONDS', 86_400, 0, 31_536_000),
     tokenCache: {
@@ -267,10 +306,12 @@ export function loadConfig(env: Env = process.env): Config {
       maxAttempts: integer(env, 'WEBHOOK_MAX_ATTEMPTS', 5, 1, 100),
       retryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 1000, 1, 3_600_000),
       retryMaxMs: integer(env, 'WEBHOOK_RETRY_MAX_MS', 60_000, 1, 86_400_000),
+      allowPrivateUrls: flag(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
     },
     websocket: {
       maxBufferedBytes: integer(env, 'WS_MAX_BUFFERED_BYTES', 4_194_304, 1024, 1_073_741_824),
       pingIntervalMs: integer(env, 'WS_PING_INTERVAL_MS', 30_000, 100, 3_600_000),
+      maxConnectionsPerInstance: integer(env, 'WS_MAX_CONNECTIONS_PER_INSTANCE', 50, 1, 1_000_000),
     },
     sandbox: {
       qrIntervalMs: integer(env, 'SANDBOX_QR_INTERVAL_MS', 20_000, 10, 600_000),
@@ -282,7 +323,9 @@ export function loadConfig(env: Env = process.env): Config {
     s3,
     messageRetentionDays: integer(env, 'MESSAGE_RETENTION_DAYS', 30, 0, 36_500),
     batch: { intervalMs: batchIntervalMs, minIntervalMs: batchMinIntervalMs },
+    healthIntervalMs: integer(env, 'HEALTH_INTERVAL_MS', 5000, 100, 3_600_000),
     mcp: mcpConfig(env, text(env, 'HOST') ?? '0.0.0.0'),
+    auth: authConfig(env),
   };
 }
 
@@ -303,6 +346,21 @@ function mcpConfig(env: Env, host: string): McpConfig {
     sessionIdleSeconds: integer(env, 'MCP_SESSION_IDLE_SECONDS', 1800, 10, 604_800),
     maxSessions: integer(env, 'MCP_MAX_SESSIONS', 1000, 1, 1_000_000),
     waitMaxSeconds: integer(env, 'MCP_WAIT_MAX_SECONDS', 120, 1, 3600),
+  };
+}
+
+function authConfig(env: Env): AuthConfig {
+  const jwtSecret = text(env, 'AUTH_JWT_SECRET');
+  if (jwtSecret !== undefined && jwtSecret.length < 32) throw new ConfigError('AUTH_JWT_SECRET', 'must be at least 32 characters');
+  return {
+    jwtSecret,
+    accessTokenSeconds: integer(env, 'AUTH_ACCESS_TOKEN_SECONDS', 900, 30, 86_400),
+    refreshTokenDays: integer(env, 'AUTH_REFRESH_TOKEN_DAYS', 30, 1, 365),
+    openRegistration: flag(env, 'AUTH_OPEN_REGISTRATION', false),
+    maxFailuresPerAccount: integer(env, 'AUTH_LOGIN_MAX_FAILURES', 5, 1, 1000),
+    maxFailuresPerIp: integer(env, 'AUTH_LOGIN_MAX_FAILURES_PER_IP', 20, 1, 100_000),
+    lockSeconds: integer(env, 'AUTH_LOGIN_LOCK_SECONDS', 900, 1, 86_400),
+    cookieSecure: flag(env, 'AUTH_COOKIE_SECURE', false),
   };
 }
 
@@ -348,6 +406,9 @@ function mediaConfig(env: Env): MediaConfig {
     allowHttpUrls: flag(env, 'MEDIA_ALLOW_HTTP_URLS', false),
     bodyLimitBytes: integer(env, 'MEDIA_BODY_LIMIT_BYTES', derivedBodyLimit, 1024, 4096 * MIB),
     eventBase64MaxBytes: integer(env, 'MEDIA_EVENT_BASE64_MAX_BYTES', 5 * MIB, 0, 2048 * MIB),
+    inflightMaxBytes: integer(env, 'MEDIA_INFLIGHT_MAX_BYTES', 256 * MIB, 1024, 64 * 1024 * MIB),
+    recordTimeoutMs: integer(env, 'MEDIA_RECORD_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    orphanAgeSeconds: integer(env, 'MEDIA_ORPHAN_AGE_SECONDS', 3600, 60, 31_536_000),
   };
 }
 

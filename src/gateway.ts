@@ -1,6 +1,7 @@
 /**
- * Wires the gateway together: config -> storage -> network drivers -> services -> HTTP. main.ts runs
- * it as a process; tests build it in-process with their own clock and settings.
+ * Wires the gateway together: the shared services (config, storage, the event road, network drivers,
+ * sessions, media, the message store) and then the FEATURES modules, which add the routes and the
+ * background work. main.ts runs it as a process; tests build it in-process with their own clock and settings.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -10,68 +11,94 @@ import type { Config } from './config.js';
 import { EventBus } from './events/bus.js';
 import { createChannels, type Channels } from './events/channels.js';
 import { DeadLetterStore } from './events/dead-letters.js';
+import { DeadLetterService } from './events/dead-letter-service.js';
 import { OutboxDispatcher } from './events/dispatcher.js';
 import { OutboxStore } from './events/outbox.js';
-import { eventRoutes } from './events/routes.js';
-import { DeadLetterService } from './events/service.js';
 import type { DurableSink } from './events/sink.js';
 import { WebhookSink } from './events/sinks/webhook.js';
 import { WebSocketHub } from './events/sinks/websocket.js';
 import { buildApp } from './http/app.js';
+import { emptyResolvers } from './http/auth.js';
 import { MemoryWindowStore, RedisWindowStore, type SlidingWindowStore } from './http/rate-limit.js';
-import { InstanceRepo } from './instances/repo.js';
-import { instanceRoutes } from './instances/routes.js';
-import { InstanceService } from './instances/service.js';
+import { InstanceRepo } from './instance-registry/repo.js';
+import { InstanceService } from './instance-registry/service.js';
+import { createLogger } from './logger.js';
 import { createMediaStore } from './media/index.js';
+import { nonPublicTarget } from './media/address.js';
+import { MediaAdmission } from './media/admission.js';
+import { sweepOrphanMedia } from './media/orphans.js';
 import { MediaFetcher } from './media/fetch.js';
 import { MediaResolver } from './media/resolver.js';
 import type { MediaStore } from './media/store.js';
-import { BatchService } from './sending/batch.js';
-import { MessageRecorder } from './sending/recorder.js';
-import { messageRoutes, pollVoteRoutes, sendRoutes } from './sending/routes.js';
-import { MessagingService } from './sending/service.js';
-import { MessageStore } from './sending/store.js';
-import { messageActionRoutes } from './messages/routes.js';
-import { MessageService } from './messages/service.js';
-import { MessageUpdates } from './messages/updates.js';
+import type { GatewayModule, ModuleDeps, ModuleFactory } from './modules.js';
+import type { NetworkDriver } from './network/port.js';
 import { SandboxDriver } from './network/sandbox/driver.js';
+import { SandboxNetwork } from './network/sandbox/network.js';
 import { SandboxWorld } from './network/sandbox/world.js';
 import { SqlWorldStore } from './network/sandbox/world-store.js';
-import { sandboxWorldRoutes } from './network/sandbox/world-routes.js';
-import { SandboxWorldService } from './network/sandbox/world-service.js';
-import { chatRoutes } from './chats/routes.js';
-import { ChatService } from './chats/service.js';
-import { groupRoutes } from './groups/routes.js';
-import { GroupService } from './groups/service.js';
-import { userRoutes } from './users/routes.js';
-import { UserService } from './users/service.js';
-import { labelRoutes } from './labels/routes.js';
-import { LabelService } from './labels/service.js';
-import { newsletterRoutes } from './newsletters/routes.js';
-import { NewsletterService } from './newsletters/service.js';
-import { communityRoutes } from './communities/routes.js';
-import { CommunityService } from './communities/service.js';
-import { callRoutes } from './calls/routes.js';
-import { CallService } from './calls/service.js';
-import { SandboxNetwork } from './network/sandbox/network.js';
-import { sandboxRoutes } from './network/sandbox/routes.js';
-import { SandboxService } from './network/sandbox/service.js';
-import { SessionRegistry } from './sessions/registry.js';
-import type { NetworkDriver } from './network/port.js';
 import { WhatsAppDriver, whatsappSettings } from './network/whatsapp/driver.js';
-import { createMetricsRegistry, metricsRoutes } from './server/metrics.js';
-import { serverRoutes } from './server/routes.js';
+import { MessageRecorder } from './message-store/recorder.js';
+import { MessagingService } from './outgoing/service.js';
+import { MessageStore } from './message-store/store.js';
+import { createMetricsRegistry } from './server/metrics.js';
+import { SessionRegistry } from './sessions/registry.js';
+import { acquireActiveLease } from './storage/active-lease.js';
 import { openStorage, type OpenOptions, type Storage } from './storage/db.js';
 import { VERSION } from './version.js';
-import { createLogger } from './logger.js';
-import { emptyResolvers } from './http/auth.js';
-import type { GatewayModule, ModuleDeps, ModuleFactory } from './modules.js';
+import { callsModule } from './calls/module.js';
+import { chatsModule } from './chats/module.js';
+import { communitiesModule } from './communities/module.js';
+import { deliveryModule } from './delivery/module.js';
+import { groupsModule } from './groups/module.js';
+import { instancesModule } from './instances/module.js';
+import { labelsModule } from './labels/module.js';
+import { messagesModule } from './messages/module.js';
+import { newslettersModule } from './newsletters/module.js';
+import { sandboxModule } from './sandbox/module.js';
+import { sendingModule } from './sending/module.js';
+import { serverModule } from './server/module.js';
+import { usersModule } from './users/module.js';
+import { backlogCounts } from './health/repo.js';
+import { healthRoutes, registerHealthMetric } from './health/routes.js';
+import { HealthService } from './health/service.js';
 import { chatwootModule } from './integrations/chatwoot/index.js';
 import { mcpModule } from './mcp/module.js';
+import { failoverModule } from './admin/failover/module.js';
+import { adminOpsModule } from './admin/ops/index.js';
+import { alertsModule } from './admin/alerts/index.js';
+import { backfillModule } from './admin/backfill/index.js';
+import { authModule } from './auth/module.js';
+import { webModule } from './web/module.js';
 
-/** Feature modules, in order: each adds its routes, credentials, sinks and background work. */
-const FEATURES: ModuleFactory[] = [chatwootModule, mcpModule];
-import { acquireActiveLease } from './storage/active-lease.js';
+/**
+ * Feature modules, in order: each adds its routes, credentials, sinks and background work (see
+ * src/modules.ts and docs/architecture.md). Routes register in this order; `start` runs in this
+ * order once the process is active, `stop` in reverse.
+ */
+const FEATURES: ModuleFactory[] = [
+  serverModule,
+  instancesModule,
+  sendingModule,
+  messagesModule,
+  deliveryModule,
+  sandboxModule,
+  chatsModule,
+  groupsModule,
+  usersModule,
+  labelsModule,
+  newslettersModule,
+  communitiesModule,
+  callsModule,
+  authModule,
+  chatwootModule,
+  mcpModule,
+  failoverModule,
+  adminOpsModule,
+  alertsModule,
+  backfillModule,
+  // The web interface last: its `/*` fallback answers only what no other route claims.
+  webModule,
+];
 
 export interface GatewayOptions {
   clock?: Clock;
@@ -104,6 +131,8 @@ export interface Gateway {
   sandbox: SandboxNetwork;
   /** Media bytes of sent and received messages (local folder or S3). */
   media: MediaStore;
+  /** Media request bodies held in memory now (MEDIA_INFLIGHT_MAX_BYTES). */
+  mediaAdmission: MediaAdmission;
   /** Starts listening; resolves with the base URL. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -111,17 +140,21 @@ export interface Gateway {
 
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const clock = options.clock ?? systemClock;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const admin = resolveAdminKey(config.globalApiKey, config.dataDir);
   const storage = await openStorage(config.databaseUrl, options.storage ?? (config.databaseSchema ? { schema: config.databaseSchema } : {}));
 
 
-  const instances = new InstanceService(new InstanceRepo(storage.db), clock, config.tokenGraceSeconds, config.tokenCache);
+  // Webhook URLs an instance token sets must reach public addresses unless WEBHOOK_ALLOW_PRIVATE_URLS.
+  const webhookGuard = config.webhook.allowPrivateUrls ? undefined : (url: string) => nonPublicTarget(new URL(url));
+  const instances = new InstanceService(new InstanceRepo(storage.db), clock, config.tokenGraceSeconds, config.tokenCache, webhookGuard);
   const outbox = new OutboxStore(storage.db);
   const deadLetterStore = new DeadLetterStore(storage.db);
   const webhook = new WebhookSink({
     timeoutMs: config.webhook.timeoutMs,
     retry: { maxAttempts: config.webhook.maxAttempts, baseDelayMs: config.webhook.retryBaseMs, maxDelayMs: config.webhook.retryMaxMs },
     userAgent: `Waygate/${VERSION}`,
+    allowPrivate: config.webhook.allowPrivateUrls,
   });
   const log = options.logger ?? createLogger(config.logLevel);
   // Set once the gateway exists: what to do when it must stop being the active process.
@@ -150,7 +183,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         else if (error) log.warn({ err: error.message }, 'rate-limit Redis command failed; using per-process limits');
       })
     : new MemoryWindowStore();
-  const hub = new WebSocketHub(config.websocket.maxBufferedBytes, config.websocket.pingIntervalMs);
+  const hub = new WebSocketHub(config.websocket.maxBufferedBytes, config.websocket.pingIntervalMs, {
+    clock,
+    maxPerInstance: config.websocket.maxConnectionsPerInstance,
+    tokenState: (hash) => instances.tokenState(hash),
+  });
+  instances.onRotation((id, graceUntil) => hub.tokenRotated(id, graceUntil));
   // The hub also receives the live events other gateway processes relay (when a relay is configured).
   const channels = await createChannels(config, log, hub);
   const durableSinks: DurableSink[] = [webhook, ...channels.durable];
@@ -211,33 +249,18 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     allowPrivate: config.media.allowPrivateUrls,
     allowHttp: config.media.allowHttpUrls,
   });
+  const mediaAdmission = new MediaAdmission(config.media.inflightMaxBytes);
   const messageStore = new MessageStore(storage.db);
   // Sandbox chats keep their messages in memory; after a restart they are read back from the store.
   sandboxWorld.useHistory({ search: (instanceId, _all, page) => messageStore.search(instanceId, {}, page) });
   const recorder = new MessageRecorder(messageStore, mediaStore, instances, config.media, clock, log);
   sessions.beforeQueue((instanceId, event) => recorder.record(instanceId, event));
-  // Deletions, edits and poll votes change the stored messages they point at (src/messages/updates.ts).
-  const messageUpdates = new MessageUpdates(messageStore, mediaStore, clock, log);
-  sessions.beforeQueue((instanceId, event) => messageUpdates.record(instanceId, event));
-  const messageActions = new MessageService(sessions, messageStore, clock, log);
   instances.onDeletion({
     instanceDeleted: (id) => mediaStore.deletePrefix(`${id}/`).catch((error: unknown) => log.warn({ err: error, instanceId: id }, 'could not delete instance media')),
   });
   const messaging = new MessagingService(sessions, instances, messageStore, mediaStore, new MediaResolver(config.media, mediaFetcher));
-  const batches = new BatchService(
-    storage.db,
-    messaging,
-    instances,
-    config.batch,
-    clock,
-    options.sleep ?? ((ms) => new Promise<void>((resolve) => setTimeout(resolve, ms))),
-    log,
-  );
-  const deadLetters = new DeadLetterService(deadLetterStore, instances, webhook, clock);
-  const sandbox = new SandboxService(world, sessions, instances);
-  const calls = new CallService(sessions, instances, log);
-  calls.watchIncomingCalls();
   const startedAt = Date.now();
+  const deadLetters = new DeadLetterService(deadLetterStore, instances, webhook, clock, (name) => dispatcher.sink(name));
   const channelHealth = () => Object.fromEntries(durableSinks.flatMap((s) => (s.health ? [[s.name, s.health()]] : [])));
   const metrics = createMetricsRegistry({
     instancesByStatus: () => instances.countByStatus(),
@@ -246,6 +269,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     channels: channelHealth,
     active: () => lease.role === 'active',
   });
+
+  // Health scores (src/health/): shared, since instance routes show them and failover groups pick by them.
+  const health = new HealthService({ instances, clock, backlog: () => backlogCounts(storage.db), intervalMs: config.healthIntervalMs });
+  health.watch(sessions, messaging);
+  registerHealthMetric(metrics, health, instances);
 
   const resolvers = emptyResolvers();
   const moduleDeps: ModuleDeps = {
@@ -258,16 +286,28 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     bus,
     dispatcher,
     outbox,
+    deadLetters,
+    webhook,
+    channelHealth,
     hub,
     media: mediaStore,
+    mediaAdmission,
     messages: messageStore,
     sending: messaging,
+    health,
     resolvers,
     metrics,
     adminKey: admin.key,
     active: () => lease.role === 'active',
+    role: () => lease.role,
+    sandbox: { network: world, world: sandboxWorld },
+    version: VERSION,
+    startedAt,
+    sleep,
   };
   const modules: GatewayModule[] = [];
+  // GET /instance/health serves the shared score service (ModuleDeps carries only its HealthSource face).
+  modules.push({ name: 'health', routes: [healthRoutes(health)] });
   for (const feature of FEATURES) modules.push(await feature(moduleDeps));
 
   const app = await buildApp({
@@ -279,36 +319,19 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     resolvers,
     standby: () => lease.role === 'standby',
     logger: log,
-    rootRoutes: [metricsRoutes(metrics), ...modules.flatMap((m) => m.rootRoutes ?? [])],
-    routes: [
-      serverRoutes({
-        version: VERSION,
-        startedAt,
-        channels: channelHealth,
-        role: () => lease.role,
-      }),
-      instanceRoutes(instances, sessions),
-      sendRoutes(messaging, batches, config.media.bodyLimitBytes),
-      messageRoutes(messaging),
-      messageActionRoutes(messageActions),
-      pollVoteRoutes(world, messageStore),
-      eventRoutes(deadLetters, instances, hub),
-      sandboxRoutes(sandbox),
-      sandboxWorldRoutes(new SandboxWorldService(sandboxWorld)),
-      chatRoutes(new ChatService(sessions, clock)),
-      groupRoutes(new GroupService(sessions)),
-      userRoutes(new UserService(sessions)),
-      labelRoutes(new LabelService(sessions)),
-      newsletterRoutes(new NewsletterService(sessions)),
-      communityRoutes(new CommunityService(sessions)),
-      callRoutes(calls),
-      ...modules.flatMap((m) => m.routes ?? []),
-    ],
+    rootRoutes: modules.flatMap((m) => m.rootRoutes ?? []),
+    routes: modules.flatMap((m) => m.routes ?? []),
   });
 
-  // Delivered events leave the outbox after OUTBOX_RETENTION_SECONDS.
+  // Delivered events leave the outbox after OUTBOX_RETENTION_SECONDS, into the event archive
+  // (backfills read it) for EVENT_ARCHIVE_DAYS.
+  const pruneEvents = async () => {
+    const archive = config.eventArchiveDays > 0;
+    await outbox.prune(clock.now() - config.outboxRetentionSeconds * 1000, archive);
+    if (archive) await outbox.pruneArchive(clock.now() - config.eventArchiveDays * 86_400_000);
+  };
   const pruner = setInterval(() => {
-    outbox.prune(clock.now() - config.outboxRetentionSeconds * 1000).catch((error: unknown) => log.warn({ err: error }, 'outbox prune failed'));
+    pruneEvents().catch((error: unknown) => log.warn({ err: error }, 'outbox prune failed'));
   }, 60_000);
   pruner.unref();
   // Stored messages and their media leave after MESSAGE_RETENTION_DAYS (0 keeps them).
@@ -321,8 +344,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       if (deleted === 0) return;
     }
   };
+  // Media files no message points at (a crash between writing a file and saving its message).
+  const sweepOrphans = async () => {
+    const removed = await sweepOrphanMedia(mediaStore, (keys) => messageStore.referencedMediaKeys(keys), clock.now() - config.media.orphanAgeSeconds * 1000);
+    if (removed > 0) log.info({ removed }, 'removed media files no message references');
+  };
   const messagePruner = setInterval(() => {
     pruneMessages().catch((error: unknown) => log.warn({ err: error }, 'message prune failed'));
+    sweepOrphans().catch((error: unknown) => log.warn({ err: error }, 'orphan media sweep failed'));
   }, 3_600_000);
   messagePruner.unref();
 
@@ -341,6 +370,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     channels,
     sandbox: world,
     media: mediaStore,
+    mediaAdmission,
     async listen() {
       await app.listen({ port: config.port, host: config.host });
       // Only the active process holds sessions and delivers; a standby takes over when it wins the lease.
@@ -352,7 +382,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
           log.warn({ waiting }, 'events wait for channels that are not configured; set their URL again to deliver them');
         }
         await dispatcher.resume();
-        await batches.resume();
+        void sweepOrphans().catch((error: unknown) => log.warn({ err: error }, 'orphan media sweep failed'));
         for (const module of modules) await module.start?.();
       };
       if (lease.role === 'active') await takeOver();
@@ -369,14 +399,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       clearInterval(messagePruner);
       await app.close();
       for (const module of [...modules].reverse()) await module.stop?.();
-      await batches.stop();
-      messageActions.stop();
       await sessions.stop();
       await bus.settled();
       await messageStore.settled();
       await mediaFetcher.close();
       await mediaStore.close();
-      await dispatcher.stop();
+      // In-flight deliveries finish and are acknowledged before the lease goes (a standby would repeat them).
+      await dispatcher.stop(config.webhook.timeoutMs + 2000);
       await hub.close();
       await channels.close();
       redis?.disconnect();

@@ -4,9 +4,9 @@
  * instance's webhook events are, on every network driver that can reject calls.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { Instance, InstanceService } from '../instances/service.js';
+import type { Instance, InstanceService } from '../instance-registry/service.js';
 import { capabilityOf } from '../sessions/capability.js';
-import { jidToNumber, type CallOperations, type CanonicalEvent, type PageRequest } from '../network/port.js';
+import { jidToNumber, type CallOperations, type EventOf, type PageRequest } from '../network/port.js';
 import type { SessionRegistry } from '../sessions/registry.js';
 
 export interface CallSettings {
@@ -65,15 +65,14 @@ export class CallService {
     return callSettingsOf(updated);
   }
 
-  private async autoReject(instanceId: string, event: CanonicalEvent): Promise<void> {
+  private async autoReject(instanceId: string, event: EventOf<'CALL'>): Promise<void> {
     const instance = await this.instances.find(instanceId);
     if (!instance || instance.status !== 'CONNECTED') return;
     const settings = callSettingsOf(instance);
     if (!settings.autoReject) return;
     const session = this.sessions.session(instance);
-    const callId = event.data.id;
-    const from = typeof event.data.from === 'string' ? event.data.from : undefined;
-    if (!session.calls || typeof callId !== 'string') return;
+    const { id: callId, from } = event.data;
+    if (!session.calls) return;
     await session.calls.reject(callId, { ...(from ? { from } : {}), automatic: true });
     const caller = from ? jidToNumber(from) : undefined;
     if (settings.message !== null && caller) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../errors.js';
-import type { Instance } from '../instances/service.js';
+import type { Instance } from '../instance-registry/service.js';
 import { capabilityOf } from '../sessions/capability.js';
 import type { Session } from '../network/port.js';
 import type { SessionRegistry } from '../sessions/registry.js';

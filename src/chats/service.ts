@@ -1,6 +1,6 @@
 /** Chats of an instance: the /chat routes' logic over the session's chat capability. */
 import type { Clock } from '../clock.js';
-import type { Instance } from '../instances/service.js';
+import type { Instance } from '../instance-registry/service.js';
 import { capabilityOf } from '../sessions/capability.js';
 import { chatJidOf } from '../network/addressing.js';
 import type { ChatFilter, ChatOperations, PageRequest } from '../network/port.js';

@@ -1,5 +1,5 @@
 /** Communities: the /community routes' logic over the session's community capability. */
-import type { Instance } from '../instances/service.js';
+import type { Instance } from '../instance-registry/service.js';
 import { capabilityOf } from '../sessions/capability.js';
 import type { CommunityOperations, PageRequest } from '../network/port.js';
 import type { SessionRegistry } from '../sessions/registry.js';

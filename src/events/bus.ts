@@ -5,7 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { systemIds, type Clock, type IdSource } from '../clock.js';
-import { filterAccepts, type Instance, type InstanceService } from '../instances/service.js';
+import { filterAccepts, type Instance, type InstanceService } from '../instance-registry/service.js';
 import type { CanonicalEvent } from '../network/port.js';
 import type { OutboxDispatcher } from './dispatcher.js';
 import type { EventEnvelope, OutboxEntry } from './envelope.js';

@@ -7,7 +7,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { systemIds, type Clock, type IdSource, type Random } from '../clock.js';
-import type { InstanceService } from '../instances/service.js';
+import type { InstanceService } from '../instance-registry/service.js';
 import type { DeadLetterStore } from './dead-letters.js';
 import type { OutboxEntry } from './envelope.js';
 import type { OutboxStore, PendingDelivery } from './outbox.js';
@@ -59,6 +59,10 @@ export class OutboxDispatcher {
     this.sinks.set(sink.name, sink);
   }
 
+  sink(name: string): DurableSink | undefined {
+    return this.sinks.get(name);
+  }
+
   sinkNames(): string[] {
     return [...this.sinks.keys()];
   }
@@ -92,9 +96,23 @@ export class OutboxDispatcher {
     return new Promise((resolve) => this.idle.add(resolve));
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops taking new work, lets the deliveries under way finish and be acknowledged (at most
+   * `graceMs`), then closes the sinks. The gateway calls this before it gives up its lease, so a
+   * standby taking over does not deliver again what this process was still delivering.
+   */
+  async stop(graceMs = 10_000): Promise<void> {
     this.stopped = true;
     for (const lane of this.lanes.values()) lane.wake?.();
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = await Promise.race([
+      this.whenIdle().then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (gaveUp) this.options.log.warn({ lanes: [...this.lanes.keys()].length, graceMs }, 'stopping with deliveries still under way; they will be repeated');
     for (const sink of this.sinks.values()) await sink.close?.();
   }
 

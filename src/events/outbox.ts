@@ -2,7 +2,7 @@
  * The durable outbox (tables outbox, outbox_pending). An event is written here, with one pending row
  * per durable sink that wants it, before any sink sees it; a sink's acknowledgement deletes its row.
  */
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { EventType } from '../network/port.js';
 import type { Database } from '../storage/schema.js';
 import type { OutboxEntry } from './envelope.js';
@@ -167,13 +167,178 @@ export class OutboxStore {
     return Object.fromEntries(Object.entries(await this.pendingBySink()).filter(([sink]) => !configured.includes(sink)));
   }
 
-  /** Deletes delivered events older than the cutoff (those with no pending deliveries left). */
-  async prune(olderThan: number): Promise<number> {
-    const result = await this.db
-      .deleteFrom('outbox')
-      .where('created_at', '<', olderThan)
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('outbox_pending as p').select('p.seq').whereRef('p.seq', '=', 'outbox.seq'))))
-      .executeTakeFirst();
+  /**
+   * Delivered events older than the cutoff (those with no pending deliveries left) leave the outbox.
+   * With `archive` they move to the event archive first (one transaction; backfills read it), else
+   * they are deleted.
+   */
+  async prune(olderThan: number, archive = false): Promise<number> {
+    const delivered = (eb: ExpressionBuilder<Database, 'outbox'>) =>
+      eb.and([
+        eb('outbox.created_at', '<', olderThan),
+        eb.not(eb.exists(eb.selectFrom('outbox_pending as p').select('p.seq').whereRef('p.seq', '=', 'outbox.seq'))),
+      ]);
+    if (!archive) {
+      const result = await this.db.deleteFrom('outbox').where(delivered).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    }
+    return this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('event_archive')
+        .columns(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at'])
+        .expression(trx.selectFrom('outbox').select(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at']).where(delivered))
+        .onConflict((oc) => oc.column('seq').doNothing())
+        .execute();
+      // Only what reached the archive leaves (an acknowledgement between the two statements waits for the next round).
+      const result = await trx
+        .deleteFrom('outbox')
+        .where('outbox.created_at', '<', olderThan)
+        .where((eb) => eb.exists(eb.selectFrom('event_archive as a').select('a.seq').whereRef('a.seq', '=', 'outbox.seq')))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    });
+  }
+
+  /** Archived events older than the cutoff are deleted (EVENT_ARCHIVE_DAYS). */
+  async pruneArchive(olderThan: number): Promise<number> {
+    const result = await this.db.deleteFrom('event_archive').where('created_at', '<', olderThan).executeTakeFirst();
     return Number(result.numDeletedRows);
   }
+
+  /** Pending deliveries per instance (every sink): the outbox backlog. */
+  async pendingByInstance(): Promise<Record<string, number>> {
+    const rows = await this.db
+      .selectFrom('outbox_pending')
+      .select(['instance_id', (eb) => eb.fn.countAll().as('n')])
+      .groupBy('instance_id')
+      .execute();
+    return Object.fromEntries(rows.map((row) => [row.instance_id, Number(row.n)]));
+  }
+
+  /** The waiting deliveries grouped by (sink, instance), largest backlog first, paged. */
+  async backlog(filter: { sink?: string | undefined; instanceId?: string | undefined }, offset: number, limit: number): Promise<{ items: BacklogLane[]; total: number }> {
+    let query = this.db.selectFrom('outbox_pending as p').innerJoin('outbox as o', 'o.seq', 'p.seq');
+    if (filter.sink) query = query.where('p.sink', '=', filter.sink);
+    if (filter.instanceId) query = query.where('p.instance_id', '=', filter.instanceId);
+    const [rows, count] = await Promise.all([
+      query
+        .select((eb) => [
+          'p.sink',
+          'p.instance_id',
+          eb.fn.countAll().as('n'),
+          eb.fn.min('o.created_at').as('oldest'),
+          eb.fn.max('p.attempts').as('max_attempts'),
+        ])
+        .groupBy(['p.sink', 'p.instance_id'])
+        .orderBy('n', 'desc')
+        .orderBy('p.sink')
+        .orderBy('p.instance_id')
+        .offset(offset)
+        .limit(limit)
+        .execute(),
+      this.db
+        .selectFrom(query.select(['p.sink', 'p.instance_id']).distinct().as('lanes'))
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow(),
+    ]);
+    return {
+      items: rows.map((row) => ({
+        sink: row.sink,
+        instanceId: row.instance_id,
+        pending: Number(row.n),
+        oldestCreatedAt: Number(row.oldest),
+        maxAttempts: Number(row.max_attempts),
+      })),
+      total: Number(count.n),
+    };
+  }
+
+  /** Sequence number of a stored event (live outbox or archive), or undefined. */
+  async seqOf(eventId: string): Promise<{ seq: number; instanceId: string } | undefined> {
+    const live = await this.db.selectFrom('outbox').select(['seq', 'instance_id']).where('event_id', '=', eventId).executeTakeFirst();
+    const row = live ?? (await this.db.selectFrom('event_archive').select(['seq', 'instance_id']).where('event_id', '=', eventId).executeTakeFirst());
+    return row ? { seq: Number(row.seq), instanceId: row.instance_id } : undefined;
+  }
+
+  /** The highest sequence number stored so far (0 when empty). */
+  async lastSeq(): Promise<number> {
+    const live = await this.db.selectFrom('outbox').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst();
+    const archived = await this.db.selectFrom('event_archive').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst();
+    return Math.max(Number(live?.m ?? 0), Number(archived?.m ?? 0));
+  }
+
+  /**
+   * Stored events of one instance (live outbox and archive together) in sequence order, after
+   * `afterSeq` and up to `range.toSeq`, within the time bounds and types given.
+   */
+  async history(instanceId: string, afterSeq: number, range: HistoryRange, limit: number): Promise<StoredEvent[]> {
+    // The outbox first, then the archive: an event moved in between shows in both and is kept once.
+    const [live, archived] = [
+      await this.historyOf('outbox', instanceId, afterSeq, range, limit),
+      await this.historyOf('event_archive', instanceId, afterSeq, range, limit),
+    ];
+    const bySeq = new Map<number, StoredEvent>();
+    for (const event of [...live, ...archived]) bySeq.set(event.seq, event);
+    return [...bySeq.values()].sort((a, b) => a.seq - b.seq).slice(0, limit);
+  }
+
+  /** How many stored events of one instance fall in the range. */
+  async historyCount(instanceId: string, range: HistoryRange): Promise<number> {
+    let total = 0;
+    for (const table of ['outbox', 'event_archive'] as const) {
+      const row = await this.rangeQuery(table, instanceId, 0, range)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow();
+      total += Number(row.n);
+    }
+    return total;
+  }
+
+  private rangeQuery(table: 'outbox' | 'event_archive', instanceId: string, afterSeq: number, range: HistoryRange) {
+    let query = (this.db as Kysely<Pick<Database, 'outbox'>>)
+      .selectFrom(table as 'outbox')
+      .where('instance_id', '=', instanceId)
+      .where('seq', '>', afterSeq)
+      .where('seq', '>=', range.fromSeq)
+      .where('seq', '<=', range.toSeq);
+    if (range.sinceAt !== null) query = query.where('created_at', '>=', range.sinceAt);
+    if (range.untilAt !== null) query = query.where('created_at', '<=', range.untilAt);
+    if (range.types && range.types.length > 0) query = query.where('event_type', 'in', range.types);
+    return query;
+  }
+
+  private async historyOf(table: 'outbox' | 'event_archive', instanceId: string, afterSeq: number, range: HistoryRange, limit: number): Promise<StoredEvent[]> {
+    const rows = await this.rangeQuery(table, instanceId, afterSeq, range)
+      .select(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at'])
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => ({
+      seq: Number(row.seq),
+      eventId: row.event_id,
+      instanceId: row.instance_id,
+      type: row.event_type as EventType,
+      body: row.body,
+      createdAt: Number(row.created_at),
+    }));
+  }
 }
+
+export interface BacklogLane {
+  sink: string;
+  instanceId: string;
+  pending: number;
+  oldestCreatedAt: number;
+  maxAttempts: number;
+}
+
+/** Bounds of a history read; every bound inclusive. */
+export interface HistoryRange {
+  fromSeq: number;
+  toSeq: number;
+  sinceAt: number | null;
+  untilAt: number | null;
+  types: string[] | null;
+}
+
+export type StoredEvent = Omit<OutboxEntry, 'instanceName'>;

@@ -1,5 +1,5 @@
 /** What the event road delivers to. Durable sinks get every event at least once, in order per instance. */
-import type { Instance } from '../instances/service.js';
+import type { Instance } from '../instance-registry/service.js';
 import type { OutboxEntry } from './envelope.js';
 
 export class DeliveryError extends Error {
@@ -28,6 +28,11 @@ export interface DurableSink {
   wants(instance: Instance): boolean;
   /** Delivers one event; resolves only once the receiver has acknowledged it. Throws DeliveryError. */
   deliver(entry: OutboxEntry, instance: Instance): Promise<void>;
+  /**
+   * One attempt, no retry, for the dead-letter retry route: a sink that buries letters somewhere
+   * other than the instance webhook (a failover group's webhook) says here how to resend them.
+   */
+  redeliver?(entry: Pick<OutboxEntry, 'body' | 'eventId' | 'type'>, instance: Instance): Promise<{ ok: boolean; status: number | null; error?: string }>;
   /** Connection state for health reporting. */
   health?(): { up: boolean; detail?: string };
   close?(): Promise<void>;

@@ -1,4 +1,7 @@
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -10,9 +13,11 @@ import {
   type TestGateway,
 } from '../../test/support/gateway.js';
 import { WebhookReceiver } from '../../test/support/receiver.js';
+import { WebhookSink } from './sinks/webhook.js';
 
 describe('webhook delivery', () => {
   let gw: TestGateway;
+  let open: TestGateway;
   const receivers: WebhookReceiver[] = [];
 
   async function receiver(): Promise<WebhookReceiver> {
@@ -23,12 +28,17 @@ describe('webhook delivery', () => {
   }
 
   beforeAll(async () => {
-    gw = await startGateway({ env: { WEBHOOK_RETRY_BASE_MS: '5', WEBHOOK_RETRY_MAX_MS: '20', WEBHOOK_MAX_ATTEMPTS: '3', WEBHOOK_TIMEOUT_MS: '500' } });
+    const env = { WEBHOOK_RETRY_BASE_MS: '5', WEBHOOK_RETRY_MAX_MS: '20', WEBHOOK_MAX_ATTEMPTS: '3', WEBHOOK_TIMEOUT_MS: '500' };
+    gw = await startGateway({ env });
+    open = await startGateway({ env: { ...env, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
   });
   afterEach(async () => {
     await Promise.all(receivers.splice(0).map((r) => r.stop()));
   });
-  afterAll(async () => gw.stop());
+  afterAll(async () => {
+    await gw.stop();
+    await open.stop();
+  });
 
   it('POSTs the envelope signed with the instance secret (constant-time check on the receiver)', async () => {
     const hook = await receiver();
@@ -152,6 +162,8 @@ describe('webhook delivery', () => {
   });
 
   it('dead-letters events when the receiver is down, and delivers them on retry once it is up', async () => {
+    // The instance token moves the URL to a receiver on this host: allowed only with WEBHOOK_ALLOW_PRIVATE_URLS.
+    const gw = open;
     const hook = await receiver();
     const url = hook.url;
     await hook.stop();
@@ -194,5 +206,121 @@ describe('webhook delivery', () => {
     const pending = await gw.storage.db.selectFrom('outbox_pending').selectAll().where('instance_id', '=', a.id).execute();
     expect(letters).toEqual([]);
     expect(pending).toEqual([]);
+  });
+
+  it('refuses private and loopback webhook URLs set with an instance token, in every spelling', async () => {
+    const hook = await receiver();
+    const port = new URL(hook.url).port;
+    const a = await createInstance(gw);
+    for (const target of [
+      `http://127.0.0.1:${port}/`,
+      `http://0x7f000001:${port}/`,
+      `http://2130706433:${port}/`,
+      `http://017700000001:${port}/`,
+      `http://127.1:${port}/`,
+      `http://[::1]:${port}/`,
+      `http://[::ffff:127.0.0.1]:${port}/`,
+      `http://[::127.0.0.1]:${port}/`,
+      `http://localhost:${port}/`,
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::169.254.169.254]/',
+      'http://10.0.0.1/',
+      'http://192.168.1.1/',
+      'http://[fd00::1]/',
+    ]) {
+      const res = await gw.api('POST', '/api/v1/instance/webhook', { key: a.token, body: { webhookUrl: target } });
+      expect(res.status, target).toBe(422);
+      expect(res.body.error, target).toMatch(/non-public address .*WEBHOOK_ALLOW_PRIVATE_URLS/);
+    }
+    expect((await gw.api('GET', '/api/v1/instance/webhook', { key: a.token })).body.webhookUrl).toBeNull();
+    // The admin key may point an instance at a receiver on this host: it is delivered to.
+    const b = await connectedInstance(gw, uniqueNumber(), { webhookUrl: hook.url, webhookEvents: ['SEND_MESSAGE'] });
+    const sent = await gw.api('POST', '/api/v1/send/text', { key: b.token, body: { number: uniqueNumber(), text: 'admin-set' } });
+    await waitFor(() => hook.requests.find((r) => r.json?.data?.key?.id === sent.body.key.id));
+    // Once the instance token changes the URL, it is no longer admin-set.
+    expect((await gw.api('POST', '/api/v1/instance/webhook', { key: b.token, body: { webhookUrl: hook.url } })).status).toBe(422);
+  });
+
+  it('WEBHOOK_ALLOW_PRIVATE_URLS lets an instance token set a receiver on this host', async () => {
+    const hook = await receiver();
+    const a = await connectedInstance(open, uniqueNumber(), { webhookEvents: ['SEND_MESSAGE'] });
+    const set = await open.api('POST', '/api/v1/instance/webhook', { key: a.token, body: { webhookUrl: hook.url } });
+    expect(set.status).toBe(200);
+    const sent = await open.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'allowed' } });
+    await waitFor(() => hook.requests.find((r) => r.json?.data?.key?.id === sent.body.key.id));
+  });
+
+  it('checks the resolved address at connect time (no DNS rebinding) and literal addresses before connecting', async () => {
+    const hook = await receiver();
+    const port = new URL(hook.url).port;
+    const entry = { body: '{"event":"MESSAGE"}', eventId: 'e1', type: 'MESSAGE' as const };
+    const base = {
+      id: 'i1', name: 'n', network: 'sandbox' as const, status: 'created' as const, number: null, webhookSecret: 's',
+      webhookEvents: 'ALL' as const, settings: {}, proxyUrl: null, createdAt: 0, updatedAt: 0,
+    };
+    const options = { timeoutMs: 2000, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 }, userAgent: 't' };
+    // The name answered a public address when it was set; now it resolves to loopback.
+    const rebound = new WebhookSink({ ...options, resolve: () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]) });
+    try {
+      const url = `http://rebind.example:${port}/hook`;
+      const refused = await rebound.post(entry, { ...base, webhookUrl: url, webhookAdminSet: false });
+      expect(refused).toMatchObject({ ok: false, status: null });
+      expect(refused.error).toMatch(/rebind\.example resolves to the non-public address 127\.0\.0\.1/);
+      const literal = await rebound.post(entry, { ...base, webhookUrl: `http://[::127.0.0.1]:${port}/`, webhookAdminSet: false });
+      expect(literal.error).toMatch(/non-public address/);
+      expect(hook.requests).toEqual([]);
+      // Admin-set: the same name is delivered to.
+      expect(await rebound.post(entry, { ...base, webhookUrl: `http://127.0.0.1:${port}/`, webhookAdminSet: true })).toMatchObject({ ok: true, status: 200 });
+    } finally {
+      await rebound.close();
+    }
+    // The connection goes to the very addresses that were checked.
+    const checked = new WebhookSink({
+      ...options,
+      isPublic: (address) => address === '127.0.0.1',
+      resolve: () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]),
+    });
+    try {
+      expect(await checked.post(entry, { ...base, webhookUrl: `http://public.example:${port}/`, webhookAdminSet: false })).toMatchObject({ ok: true });
+      expect(hook.requests).toHaveLength(2);
+    } finally {
+      await checked.close();
+    }
+  });
+
+  it('shows a password in a webhook URL as ***', async () => {
+    const a = await createInstance(gw, { webhookUrl: 'https://user:hunter2-secret@hooks.example.com/in' });
+    const own = await gw.api('GET', '/api/v1/instance/webhook', { key: a.token });
+    expect(own.body.webhookUrl).toBe('https://user:***@hooks.example.com/in');
+    const all = await gw.api('GET', '/api/v1/instance/all?limit=500', { key: gw.adminKey });
+    const listed = all.body.items.find((item: { instanceId: string }) => item.instanceId === a.id);
+    expect(listed.webhookUrl).toBe('https://user:***@hooks.example.com/in');
+    expect(JSON.stringify(all.body)).not.toContain('hunter2-secret');
+  });
+});
+
+describe('shutdown with deliveries under way', () => {
+  it('waits for an in-flight webhook delivery and acknowledges it before closing storage and the lease', async () => {
+    const hook = new WebhookReceiver();
+    await hook.start();
+    hook.delayMs = 800;
+    const gw = await startGateway({ env: { WEBHOOK_TIMEOUT_MS: '5000' } });
+    try {
+      const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: hook.url, webhookEvents: ['SEND_MESSAGE'] });
+      const sent = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'in flight at shutdown' } });
+      await waitFor(() => hook.requests.find((r) => r.json?.data?.key?.id === sent.body.key.id));
+      // The receiver holds its answer; close now.
+      await gw.close();
+      const db = new Database(path.join(gw.dataDir, 'waygate.db'), { readonly: true });
+      try {
+        const pending = db.prepare("SELECT count(*) AS n FROM outbox_pending WHERE sink = 'webhook'").get() as { n: number };
+        expect(pending.n).toBe(0);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await hook.stop();
+      fs.rmSync(gw.dataDir, { recursive: true, force: true });
+    }
   });
 });

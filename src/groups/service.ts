@@ -1,6 +1,6 @@
 /** Groups of an instance: the /group routes' logic over the session's group capability. */
 import { decodeImage } from '../http/image-input.js';
-import type { Instance } from '../instances/service.js';
+import type { Instance } from '../instance-registry/service.js';
 import { capabilityOf } from '../sessions/capability.js';
 import {
   GROUP_INVITE_LINK_PREFIX,

@@ -10,7 +10,7 @@ import addFormatsModule from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import type { InstanceService } from '../instances/service.js';
+import type { InstanceService } from '../instance-registry/service.js';
 import { registerAuth, type CredentialResolvers } from './auth.js';
 import { openApiDocument } from './openapi.js';
 import { registerErrorHandling } from './errors.js';
@@ -85,7 +85,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // Shared schemas keep their $id as their name under components.schemas (e.g. `Error`).
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
-  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(websocket, {
+    options: { maxPayload: 64 * 1024 },
+    // A client's bad frame (oversize, malformed) or dropped connection is the client's doing: one
+    // short debug line and the socket goes, never an error-level line with a stack.
+    errorHandler: (error, socket, request) => {
+      const code = (error as { code?: string }).code;
+      if (code?.startsWith('WS_ERR_') || code === 'ECONNRESET' || code === 'EPIPE') request.log.debug({ code, reason: error.message }, 'websocket client error');
+      else request.log.warn({ code, reason: error.message }, 'websocket error');
+      socket.terminate();
+    },
+  });
   registerAuth(app, {
     adminKey: options.adminKey,
     instances: options.instances,

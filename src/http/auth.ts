@@ -7,8 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
-import type { Instance, InstanceService } from '../instances/service.js';
-import { hashToken, sameSecret } from '../instances/tokens.js';
+import type { Instance, InstanceService } from '../instance-registry/service.js';
+import { hashToken, sameSecret } from '../instance-registry/tokens.js';
 import type { SlidingWindowStore } from './rate-limit.js';
 
 /** Who called an admin route with something other than the admin key (auth/: a signed-in user's JWT). */

@@ -73,6 +73,9 @@ Prefixes are settings (\`QUEUE_BROKER_PREFIX\`, \`KV_STORE_PREFIX\`, \`LIGHT_BRO
 ### Several processes on one database
 On PostgreSQL one process is active (it holds the instances' sessions and delivers events) and others stand by, taking over within \`STANDBY_POLL_MS\` when it goes; \`GET /server/ok\` shows \`role\`. A standby answers only the routes that need no key (\`/server/ok\`, \`/metrics\`, the docs, the WebSocket stream) and 503 \`{"error":"this gateway process is on standby: ...","code":"standby"}\` to every keyed route, so it never changes what the active process caches; send API traffic to the active process.
 
+### Health scores and failover groups
+Every instance has a health score from 0 to 100 with its reasons (\`health\` in \`GET /instance/status\` and \`GET /instance/all\`; signals in \`GET /instance/health\`; \`waygate_instance_health\` in \`/metrics\`): 100 minus penalties for not being connected (by why the connection closed: banned and logged out cost everything, \`restart_required\` little), connection losses in the last 15 minutes, send failures, refusals and slowness in the last 5 minutes, and events waiting for delivery or dead. A failover group (\`/admin/failover-groups\`) joins instances under one token (\`wgg_…\`) accepted by every \`/send/*\` route: each send goes to a member picked by the group's policy (\`priority\`, \`round-robin\`, \`least-loaded\`; \`sticky\` per recipient) among the connected members with a score ≥ \`minHealth\`; a send refused before it reached the network moves to the next member, one that reached it is never sent twice; the reply's \`instanceId\` names the member; none eligible → 503 \`failover_no_eligible_member\`. A group's \`webhookUrl\` gets every member's events signed with the group's secret. Details: docs/operations.md.
+
 ### Sandbox
 Instances created with \`network: "sandbox"\` live on a built-in simulated network: real QR PNGs, pairing codes, virtual contacts, drops and logouts, all driven through the admin \`/sandbox/*\` routes. A sandbox instance never reaches a real phone. Groups, communities, newsletters, labels, profiles, privacy, blocks and chat settings are modelled with the real network's rules and survive a restart; virtual contacts get profiles and business accounts with \`POST /sandbox/accounts\`, use invites with \`/sandbox/groups/join\`, and hang up calls with \`/sandbox/calls/end\`. Chat messages (latest 1000 per chat) are read back from the message store after a restart; unread counts start again at 0.
 
@@ -88,6 +91,12 @@ export function openApiDocument() {
     components: {
       securitySchemes: {
         apikey: { type: 'apiKey' as const, in: 'header' as const, name: 'apikey', description: 'Admin key or instance token.' },
+        bearer: {
+          type: 'http' as const,
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: 'A web-interface user\'s access token from POST /auth/login. Accepted on /auth/me and, for owners and operators, on every admin route (viewers: GET admin routes only).',
+        },
       },
     },
     tags: [
@@ -104,6 +113,8 @@ export function openApiDocument() {
       { name: 'community', description: 'Communities: create, link groups, announcement group' },
       { name: 'call', description: 'Calls: reject, history, auto-reject' },
       { name: 'sandbox', description: 'Control of the simulated network (admin)' },
+      { name: 'admin', description: 'Running many numbers (admin key): failover groups, overview, outbox and dead letters across instances, bulk operations, alerts, backfill' },
+      { name: 'auth', description: 'Users of the web interface: registration, sign-in (JWT), sessions, profile, users and invitations' },
     ],
   };
 }

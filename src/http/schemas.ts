@@ -108,7 +108,7 @@ export const InstanceIdParams = Type.Object(
   { additionalProperties: false },
 );
 
-export const ADMIN = [{ apikey: [] }];
+export const ADMIN: { [scheme: string]: string[] }[] = [{ apikey: [] }, { bearer: [] }];
 export const INSTANCE = [{ apikey: [] }];
 
 /** A paged query with more fields: `offset`/`limit` plus the route's own filters. */

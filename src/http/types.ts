@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Instance } from '../instances/service.js';
+import type { Instance } from '../instance-registry/service.js';
 import type { AdminCaller } from './auth.js';
 
 /** Who may call a route: nobody special, the admin key, or an instance token. */
@@ -8,6 +8,8 @@ export type AccessLevel = 'none' | 'admin' | 'instance';
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: AccessLevel;
+    /** A root route outside API versioning (no /api/v1 twin, never deprecated): the web interface. */
+    unversioned?: boolean;
   }
   interface FastifyRequest {
     /** Set by the auth hook on instance routes. */

@@ -22,13 +22,14 @@ export function isDeprecatedPath(routeUrl: string): boolean {
 export function registerVersioning(app: FastifyInstance, clock: Clock): void {
   // Unprefixed duplicates are kept out of the OpenAPI document.
   app.addHook('onRoute', (route) => {
+    if (route.config?.unversioned) return;
     if (isDeprecatedPath(route.url ?? route.path)) {
       route.schema = { ...(route.schema ?? {}), hide: true };
     }
   });
   app.addHook('onRequest', async (request, reply) => {
     const url = request.routeOptions.url;
-    if (url === undefined || !isDeprecatedPath(url)) return;
+    if (url === undefined || request.routeOptions.config.unversioned || !isDeprecatedPath(url)) return;
     if (clock.now() >= SUNSET_AT) throw errors.sunset();
     void reply.header('Deprecation', 'true');
     void reply.header('Sunset', SUNSET_DATE);

@@ -68,7 +68,7 @@ describe.each(DIALECTS)('instances on %s', (dialect) => {
     const a = await createInstance(gw);
     const res = await gw.api('GET', '/api/v1/instance/status', { key: a.token });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ instanceId: a.id, instanceName: a.name, status: 'created' });
+    expect(res.body).toEqual({ instanceId: a.id, instanceName: a.name, status: 'created', health: { score: 0, reasons: ['never connected (-100)'] } });
   });
 
   it('deletes an instance with its tokens; 404 for unknown ids', async () => {
@@ -105,10 +105,10 @@ describe.each(DIALECTS)('instances on %s', (dialect) => {
     const a = await createInstance(gw);
     const res = await gw.api('POST', '/api/v1/instance/webhook', {
       key: a.token,
-      body: { webhookUrl: 'http://127.0.0.1:9/x', webhookEvents: ['MESSAGE', 'CONNECTION'], webhookSecret: 's'.repeat(32) },
+      body: { webhookUrl: 'https://hooks.example.com:9/x', webhookEvents: ['MESSAGE', 'CONNECTION'], webhookSecret: 's'.repeat(32) },
     });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ webhookUrl: 'http://127.0.0.1:9/x', webhookEvents: ['MESSAGE', 'CONNECTION'], secretSet: true });
+    expect(res.body).toEqual({ webhookUrl: 'https://hooks.example.com:9/x', webhookEvents: ['MESSAGE', 'CONNECTION'], secretSet: true });
     const get = await gw.api('GET', '/api/v1/instance/webhook', { key: a.token });
     expect(get.body).toEqual(res.body);
     expect(JSON.stringify(get.body)).not.toContain('s'.repeat(32));

@@ -2,22 +2,22 @@
 import { Type } from 'typebox';
 import { ADMIN, errorResponses, INSTANCE, InstanceIdParams, Page, PagingQuery } from '../http/schemas.js';
 import { callerInstance, type RoutePlugin } from '../http/types.js';
-import type { SessionRegistry } from '../sessions/registry.js';
-import { errors } from '../errors.js';
+import type { HealthSource } from '../modules.js';
+import type { InstanceLifecycle } from './lifecycle.js';
 import * as S from './schema.js';
-import { maskProxyPassword, publicInstance, type Instance, type InstanceService } from './service.js';
+import { maskUrlPassword, publicInstance, type Instance, type InstanceService } from '../instance-registry/service.js';
 
 const tags = ['instance'];
 const admin = { access: 'admin' as const };
 const instance = { access: 'instance' as const };
 
-export function instanceRoutes(instances: InstanceService, sessions: SessionRegistry): RoutePlugin {
+export function instanceRoutes(instances: InstanceService, lifecycle: InstanceLifecycle, health?: HealthSource): RoutePlugin {
   return async (app) => {
     app.post('/instance/create', {
       config: admin,
       schema: {
         tags, security: ADMIN, summary: 'Create an instance',
-        description: 'Creates an instance with status `created`. The reply carries the instance `token` and the `webhookSecret`: both are shown only here (only a SHA-256 of the token is stored). When `webhookSecret` is omitted a random one is generated. 409 when the name is taken.',
+        description: 'Creates an instance with status `created`. The reply carries the instance `token` and the `webhookSecret`: both are shown only here (only a SHA-256 of the token is stored). When `webhookSecret` is omitted a random one is generated. A `webhookUrl` set here is set by the admin key, so it may point at a private or loopback receiver (one on the same host); a URL changed later with the instance token may not (see POST /instance/webhook). 409 when the name is taken.',
         body: S.CreateBody, response: { 201: S.CreateReply, ...errorResponses(401, 403, 409) },
       },
     }, async (request, reply) => {
@@ -38,13 +38,14 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
       config: admin,
       schema: {
         tags, security: ADMIN, summary: 'List instances',
-        description: 'Every instance, oldest first, paged with `offset`/`limit`. Tokens and webhook secrets are never listed.',
+        description: 'Every instance, oldest first, paged with `offset`/`limit`, each with its `health` score and reasons. Tokens and webhook secrets are never listed; passwords in webhook and proxy URLs are shown as `***`.',
         querystring: PagingQuery, response: { 200: Page(S.InstanceView), ...errorResponses(401, 403) },
       },
     }, async (request) => {
       const { offset, limit } = request.query;
       const { items, total } = await instances.list(offset, limit);
-      return { items: items.map(publicInstance), total, offset, limit };
+      const views = await Promise.all(items.map(async (item) => ({ ...publicInstance(item), ...(health ? { health: await health.scoreOf(item.id) } : {}) })));
+      return { items: views, total, offset, limit };
     });
 
     app.delete('/instance/delete/:instance_id', {
@@ -63,6 +64,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
       config: instance,
       schema: {
         tags, security: INSTANCE, summary: 'Connection status of the calling instance',
+        description: '`status`, `number` when linked, and `health`: the score (0 to 100) and its reasons (details in GET /instance/health).',
         response: { 200: S.StatusReply, ...errorResponses(401, 403) },
       },
     }, async (request) => {
@@ -72,6 +74,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         instanceName: current.name,
         status: current.status,
         ...(current.number !== null ? { number: current.number } : {}),
+        ...(health ? { health: await health.scoreOf(current.id) } : {}),
       };
     });
 
@@ -92,19 +95,19 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
       },
     }, async (request) => {
       const current = await instances.get(callerInstance(request).id);
-      return { webhookUrl: current.webhookUrl, webhookEvents: current.webhookEvents, secretSet: true };
+      return { webhookUrl: maskUrlPassword(current.webhookUrl), webhookEvents: current.webhookEvents, secretSet: true };
     });
 
     app.post('/instance/webhook', {
       config: instance,
       schema: {
         tags, security: INSTANCE, summary: 'Change webhook settings',
-        description: 'Changes any of `webhookUrl` (null stops webhook delivery), `webhookEvents` (the event filter for every channel) and `webhookSecret` (replaces the signing secret; it cannot be read back). Events already recorded keep their delivery; new ones follow the new settings.',
-        body: S.WebhookBody, response: { 200: S.WebhookReply, ...errorResponses(401, 403) },
+        description: 'Changes any of `webhookUrl` (null stops webhook delivery), `webhookEvents` (the event filter for every channel) and `webhookSecret` (replaces the signing secret; it cannot be read back). Events already recorded keep their delivery; new ones follow the new settings. A URL set here must reach a public address: a loopback, private, link-local or otherwise non-public target (as an IP literal or as a name resolving there) is refused with 422 unless WEBHOOK_ALLOW_PRIVATE_URLS=true; the address is checked again at every connection. A password in the URL is shown as `***`.',
+        body: S.WebhookBody, response: { 200: S.WebhookReply, ...errorResponses(400, 401, 403, 422) },
       },
     }, async (request) => {
       const updated = await instances.updateWebhook(callerInstance(request).id, request.body);
-      return { webhookUrl: updated.webhookUrl, webhookEvents: updated.webhookEvents, secretSet: true };
+      return { webhookUrl: maskUrlPassword(updated.webhookUrl), webhookEvents: updated.webhookEvents, secretSet: true };
     });
 
     app.get('/instance/settings', {
@@ -134,14 +137,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         description: 'Starts the connection. A linked instance reconnects without a QR; otherwise pairing starts: status `QRCODE`, a QRCODE event now and a new one every ~20 s, giving up after a few (CONNECTION `DISCONNECTED`, reason `qr_attempts_exhausted`). Idempotent while pairing or connected.',
         response: { 200: S.ConnectReply, ...errorResponses(401, 403, 503) },
       },
-    }, async (request) => {
-      const caller = await instances.get(callerInstance(request).id);
-      const session = sessions.session(caller);
-      await session.connect();
-      const after = await instances.get(caller.id);
-      const qr = session.currentQr();
-      return { status: after.status, ...(qr ? { qrcode: qr.qrcode } : {}) };
-    });
+    }, async (request) => lifecycle.connect(callerInstance(request).id));
 
     app.get('/instance/qr', {
       config: instance,
@@ -150,19 +146,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         description: 'The QR currently offered for scanning. 409 when the instance is connected; 404 when no QR is shown (call POST /instance/connect first, or the QR attempts ran out).',
         response: { 200: S.QrReply, ...errorResponses(401, 403, 404, 409) },
       },
-    }, async (request) => {
-      const caller = await instances.get(callerInstance(request).id);
-      if (caller.status === 'CONNECTED') throw errors.conflict('instance is already connected');
-      const qr = sessions.has(caller.id) ? sessions.session(caller).currentQr() : undefined;
-      if (!qr) throw errors.notFound('QR code (call POST /instance/connect first)');
-      return {
-        qrcode: qr.qrcode,
-        base64: qr.qrcode.slice(qr.qrcode.indexOf(',') + 1),
-        code: qr.code,
-        attempt: qr.attempt,
-        expiresAt: new Date(qr.expiresAt).toISOString(),
-      };
-    });
+    }, async (request) => lifecycle.currentQr(callerInstance(request).id));
 
     app.post('/instance/pair', {
       config: instance,
@@ -171,11 +155,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         description: 'Alternative to the QR: the phone with `number` enters the returned code. Starts connecting if needed. 409 when already connected.',
         body: S.PairBody, response: { 200: S.PairReply, ...errorResponses(401, 403, 409, 503) },
       },
-    }, async (request) => {
-      const caller = await instances.get(callerInstance(request).id);
-      const pairingCode = await sessions.session(caller).requestPairingCode(request.body.number);
-      return { pairingCode, number: request.body.number };
-    });
+    }, async (request) => lifecycle.requestPairingCode(callerInstance(request).id, request.body.number));
 
     app.post('/instance/logout', {
       config: instance,
@@ -184,12 +164,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         description: 'Unlinks the device from the phone and discards the credentials: status `LOGGED_OUT`; connect again to pair anew.',
         response: { 200: S.StatusReply, ...errorResponses(401, 403, 503) },
       },
-    }, async (request) => {
-      const caller = await instances.get(callerInstance(request).id);
-      await sessions.session(caller).logout();
-      const after = await instances.get(caller.id);
-      return { instanceId: after.id, instanceName: after.name, status: after.status };
-    });
+    }, async (request) => lifecycle.logout(callerInstance(request).id));
 
     app.post('/instance/reconnect/:instance_id', {
       config: admin,
@@ -198,12 +173,7 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         description: 'Drops the connection and connects again with the same credentials (CONNECTION events `DISCONNECTED` reason `reconnect_requested`, then `CONNECTING`, `CONNECTED`). An unlinked instance starts pairing instead.',
         params: InstanceIdParams, response: { 200: S.StatusReply, ...errorResponses(401, 403, 404, 503) },
       },
-    }, async (request) => {
-      const target = await instances.get(request.params.instance_id);
-      await sessions.session(target).reconnect();
-      const after = await instances.get(target.id);
-      return { instanceId: after.id, instanceName: after.name, status: after.status, ...(after.number ? { number: after.number } : {}) };
-    });
+    }, async (request) => lifecycle.reconnect(request.params.instance_id));
 
     app.post('/instance/proxy/:instance_id', {
       config: admin,
@@ -211,25 +181,10 @@ export function instanceRoutes(instances: InstanceService, sessions: SessionRegi
         tags, security: ADMIN, summary: 'Set or clear the instance proxy (admin)',
         description: 'Routes the instance\'s network traffic (chat socket, media uploads and downloads, link previews) through `proxyUrl`: `http://`, `https://`, `socks4://`, `socks4a://`, `socks5://` or `socks5h://`, with optional `user:password@`. `null` removes it. A connected instance reconnects at once to apply it (CONNECTION `DISCONNECTED` reason `reconnect_requested`, then `CONNECTED`); otherwise it applies at the next connect. The reply shows the URL without its password. Sandbox instances store it but do not use it.',
         params: InstanceIdParams,
-        body: Type.Object({ proxyUrl: Type.Union([Type.String({ pattern: '^(https?|socks(4a?|5h?)?)://[^\\s]+$', maxLength: 2048 }), Type.Null()]) }, { additionalProperties: false }),
+        body: Type.Object({ proxyUrl: Type.Union([Type.String({ pattern: '^(https?|socks(4a?|5h?)?)://[^\\s\\x00-\\x1F\\x7F]+$', maxLength: 2048 }), Type.Null()]) }, { additionalProperties: false }),
         response: { 200: Type.Object({ instanceId: Type.String(), proxyUrl: Type.Union([Type.String(), Type.Null()]), status: S.Status }), ...errorResponses(400, 401, 403, 404) },
       },
-    }, async (request) => {
-      const { proxyUrl } = request.body;
-      if (proxyUrl !== null) {
-        let host = '';
-        try {
-          host = new URL(proxyUrl).hostname;
-        } catch {
-          throw errors.badRequest('proxyUrl is not a valid URL');
-        }
-        if (!host) throw errors.badRequest('proxyUrl needs a host');
-      }
-      const updated = await instances.updateSettings(request.params.instance_id, { proxyUrl });
-      if (updated.status === 'CONNECTED' && sessions.has(updated.id)) await sessions.session(updated).reconnect();
-      const after = await instances.get(updated.id);
-      return { instanceId: after.id, proxyUrl: maskProxyPassword(after.proxyUrl), status: after.status };
-    });
+    }, async (request) => lifecycle.setProxy(request.params.instance_id, request.body.proxyUrl));
   };
 }
 

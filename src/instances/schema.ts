@@ -9,7 +9,7 @@ export const InstanceName = Type.String({
 });
 
 export const WebhookUrl = Type.String({
-  pattern: '^https?://[^\\s]+$',
+  pattern: '^https?://[^\\s\\x00-\\x1F\\x7F]+$',
   format: 'uri',
   maxLength: 2048,
   description: 'http(s) URL that receives every event as a signed POST. HTTPS is recommended.',
@@ -61,6 +61,14 @@ export const CreateReply = Type.Object({
   status: Type.Literal('created'),
 });
 
+export const Health = Type.Object(
+  {
+    score: Type.Integer({ minimum: 0, maximum: 100, description: '100 is healthy; the formula is in docs/operations.md.' }),
+    reasons: Type.Array(Type.String(), { description: 'What lowered the score, each with its penalty, e.g. `disconnected: connection_lost (-70)`. Empty at 100.' }),
+  },
+  { description: 'Health score of the instance (GET /instance/health gives the signals behind it).' },
+);
+
 export const InstanceView = Type.Object({
   instanceId: Type.String(),
   instanceName: Type.String(),
@@ -72,6 +80,7 @@ export const InstanceView = Type.Object({
   proxyUrl: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
+  health: Type.Optional(Health),
 });
 
 export const StatusReply = Type.Object({
@@ -79,6 +88,7 @@ export const StatusReply = Type.Object({
   instanceName: Type.String(),
   status: Status,
   number: Type.Optional(Type.String({ description: 'Present when the instance is linked to a number.' })),
+  health: Type.Optional(Health),
 });
 
 export const RotateReply = Type.Object({
@@ -122,6 +132,8 @@ export const ConnectReply = Type.Object({
 
 export const DeadLetterView = Type.Object({
   id: Type.String({ description: 'dead_letter_id for the retry route.' }),
+  instanceId: Type.String(),
+  channel: Type.String({ description: 'The delivery channel that gave up (`webhook`, ...).' }),
   eventId: Type.String(),
   event: Type.String(),
   attempts: Type.Integer({ description: 'Delivery attempts so far, automatic and manual.' }),

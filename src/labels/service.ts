@@ -1,6 +1,6 @@
 /** Labels of a business instance: the /label routes' logic over the session's label capability. */
 import { chatJidOf } from '../network/addressing.js';
-import type { Instance } from '../instances/service.js';
+import type { Instance } from '../instance-registry/service.js';
 import { capabilityOf } from '../sessions/capability.js';
 import type { LabelOperations, PageRequest } from '../network/port.js';
 import type { SessionRegistry } from '../sessions/registry.js';

@@ -12,7 +12,7 @@ import { loadConfig } from '../config.js';
 import type { FastifyRequest } from 'fastify';
 import { errors } from '../errors.js';
 import { emptyResolvers } from '../http/auth.js';
-import type { Instance, InstanceService } from '../instances/service.js';
+import type { Instance, InstanceService } from '../instance-registry/service.js';
 import { AdminActingKeys } from './rest.js';
 import { checkHostAndOrigin, mcpCallerOf } from './routes.js';
 import {

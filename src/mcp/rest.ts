@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import type { Instance } from '../instances/service.js';
-import { sameSecret } from '../instances/tokens.js';
+import type { Instance } from '../instance-registry/service.js';
+import { sameSecret } from '../instance-registry/tokens.js';
 
 /** Who called /mcp: an instance (its token, or a token a resolver accepts) or the admin key. */
 export type Caller = { kind: 'instance'; key: string; instance: Instance } | { kind: 'admin'; key: string };

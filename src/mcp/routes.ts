@@ -9,8 +9,8 @@ import type { McpConfig } from '../config.js';
 import { AppError, errors } from '../errors.js';
 import type { CredentialResolvers } from '../http/auth.js';
 import type { RoutePlugin } from '../http/types.js';
-import type { InstanceService } from '../instances/service.js';
-import { sameSecret } from '../instances/tokens.js';
+import type { InstanceService } from '../instance-registry/service.js';
+import { sameSecret } from '../instance-registry/tokens.js';
 import type { AdminActingKeys, Caller } from './rest.js';
 import { identityOf, type McpService, type RequestFacts } from './service.js';
 

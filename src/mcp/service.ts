@@ -27,7 +27,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { Type, type TObject } from 'typebox';
 import type { McpConfig } from '../config.js';
 import { errors } from '../errors.js';
-import { hashToken } from '../instances/tokens.js';
+import { hashToken } from '../instance-registry/tokens.js';
 import type { CanonicalEvent } from '../network/port.js';
 import { VERSION } from '../version.js';
 import { chatJid, toolError } from './format.js';

@@ -10,7 +10,7 @@ import { GroupQuery } from '../groups/schema.js';
 import { ChatId, MessageId, PagingQuery } from '../http/schemas.js';
 import { CreateBody, PairBody } from '../instances/schema.js';
 import { FindQuery, PresenceBody, ReactBody, ReadBody } from '../messages/schema.js';
-import { SendContactBody, SendLocationBody, SendMediaBody, SendPollBody, SendTextBody } from '../sending/schema.js';
+import { SendContactBody, SendLocationBody, SendMediaBody, SendPollBody, SendTextBody } from '../outgoing/schema.js';
 import { chatJid, lineOf, ok, okJson, show } from './format.js';
 import type { Caller, RestCall } from './rest.js';
 

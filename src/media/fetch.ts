@@ -4,11 +4,10 @@
  * (so DNS rebinding cannot slip a private address in), redirects followed by hand and checked hop
  * by hop, one timeout for the whole fetch, and a size cap enforced while reading.
  */
-import dns from 'node:dns';
-import type { LookupAddress, LookupOptions } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import { Agent, request } from 'undici';
 import { AppError, errors } from '../errors.js';
-import { ipLiteral, isPublicAddress } from './address.js';
+import { ipLiteral, isPublicAddress, PrivateAddressError, publicOnlyLookup, systemResolve } from './address.js';
 
 const MAX_REDIRECTS = 5;
 
@@ -17,18 +16,6 @@ export interface FetchPolicy {
   allowPrivate: boolean;
   allowHttp: boolean;
 }
-
-/** Raised inside the connect-time lookup; recognised again once undici hands it back. */
-class PrivateAddressError extends Error {
-  constructor(
-    readonly hostname: string,
-    readonly address: string,
-  ) {
-    super(`${hostname} resolves to the non-public address ${address}`);
-  }
-}
-
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 function findCause<T>(error: unknown, type: new (...args: any[]) => T): T | undefined {
   for (let current: unknown = error, depth = 0; current && depth < 5; depth += 1) {
@@ -54,22 +41,9 @@ export class MediaFetcher {
   ) {
     const isPublic = hooks.isPublic ?? isPublicAddress;
     this.isPublic = isPublic;
-    const resolve = hooks.resolve ?? ((hostname: string) => dns.promises.lookup(hostname, { all: true }));
-    const allowPrivate = policy.allowPrivate;
-    const guardedLookup = (hostname: string, options: LookupOptions, callback: LookupCallback) => {
-      resolve(hostname).then(
-        (addresses) => {
-          const refused = allowPrivate ? undefined : addresses.find((entry) => !isPublic(entry.address));
-          if (refused) return callback(new PrivateAddressError(hostname, refused.address), []);
-          const usable = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
-          if (options.all) return callback(null, usable);
-          const first = usable[0];
-          if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
-          return callback(null, first.address, first.family);
-        },
-        (error: NodeJS.ErrnoException) => callback(error, []),
-      );
-    };
+    const resolve = hooks.resolve ?? systemResolve;
+    // Private targets allowed: resolve normally; otherwise every resolved address must be public.
+    const guardedLookup = policy.allowPrivate ? publicOnlyLookup(() => true, resolve) : publicOnlyLookup(isPublic, resolve);
     this.agent = new Agent({ connect: { lookup: guardedLookup }, connections: 16 });
   }
 

@@ -202,12 +202,15 @@ export class MediaResolver {
         hint ??= dataUrl[1] || undefined;
         text = text.slice(dataUrl[0].length);
       }
-      text = text.replace(/\s+/g, '');
+      // Copies of a large text cost as much as the media: strip whitespace only when there is some.
+      if (/\s/.test(text)) text = text.replace(/\s+/g, '');
       if (!BASE64.test(text) || text.length % 4 === 1) throw errors.invalidMedia(`${field}.base64 is not valid base64`);
       const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
       const size = Math.floor((text.length * 3) / 4) - padding;
       if (size > max) throw errors.mediaTooLarge(`${field} is ${size} bytes; the limit for ${kind} is ${max} bytes (${envName(kind)})`);
       data = Buffer.from(text, text.includes('-') || text.includes('_') ? 'base64url' : 'base64');
+      // The decoded bytes replace the text: drop the caller's reference so it can be collected now.
+      (source as { base64: string }).base64 = '';
     }
     if (data.length === 0) throw errors.invalidMedia(`${field} is empty`);
     const detected = await fileTypeFromBuffer(data);

@@ -12,7 +12,7 @@ import {
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { S3Config } from '../config.js';
-import type { MediaStore } from './store.js';
+import type { MediaEntry, MediaStore } from './store.js';
 
 function isMissing(error: unknown): boolean {
   const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
@@ -106,6 +106,19 @@ export class S3MediaStore implements MediaStore {
       const objects = (page.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
       if (objects.length > 0)
         await this.client.send(new DeleteObjectsCommand({ Bucket: this.config.bucket, Delete: { Objects: objects, Quiet: true } }));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  async *list(): AsyncIterable<MediaEntry[]> {
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.config.bucket, Prefix: this.config.prefix || undefined, ContinuationToken: token }),
+      );
+      yield (page.Contents ?? []).flatMap((o) =>
+        o.Key?.startsWith(this.config.prefix) ? [{ key: o.Key.slice(this.config.prefix.length), modifiedAt: o.LastModified?.getTime() ?? 0 }] : [],
+      );
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
   }

@@ -3,7 +3,7 @@
  * S3-compatible bucket when S3_BUCKET is set. Keys look like `<instanceId>/<name>`, so an instance's
  * media can be removed with it.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -20,13 +20,25 @@ export interface MediaStore {
   delete(keys: string[]): Promise<void>;
   /** Removes every object whose key starts with `prefix` (e.g. `<instanceId>/`). */
   deletePrefix(prefix: string): Promise<void>;
+  /** Every stored key with its last change (ms), in pages; for the orphan sweep. */
+  list(): AsyncIterable<MediaEntry[]>;
   close(): Promise<void>;
 }
 
-/** Keys are made of safe path segments only; anything else in a message id is hex-encoded. */
+export interface MediaEntry {
+  key: string;
+  modifiedAt: number;
+}
+
+/**
+ * Keys are made of safe path segments only; anything else in a message id is hex-encoded, and an
+ * id whose hex would pass 200 characters is named by its SHA-256 instead (never cut short, so two
+ * long ids with the same beginning cannot share a file).
+ */
 export function mediaKey(instanceId: string, name: string): string {
-  const safe = /^[A-Za-z0-9._-]{1,128}$/.test(name) && !name.startsWith('.') ? name : `x${Buffer.from(name).toString('hex').slice(0, 200)}`;
-  return `${instanceId}/${safe}`;
+  if (/^[A-Za-z0-9._-]{1,128}$/.test(name) && !name.startsWith('.')) return `${instanceId}/${name}`;
+  const hex = Buffer.from(name).toString('hex');
+  return `${instanceId}/${hex.length <= 200 ? `x${hex}` : `h${createHash('sha256').update(name).digest('hex')}`}`;
 }
 
 function checkKey(key: string): void {
@@ -79,6 +91,30 @@ export class LocalMediaStore implements MediaStore {
     const folder = prefix.replace(/\/$/, '');
     if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(folder)) throw new Error(`invalid media prefix ${prefix}`);
     await fs.promises.rm(path.join(this.root, folder), { recursive: true, force: true });
+  }
+
+  async *list(): AsyncIterable<MediaEntry[]> {
+    let folders: string[];
+    try {
+      folders = await fs.promises.readdir(this.root);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    for (const folder of folders) {
+      let names: string[];
+      try {
+        names = await fs.promises.readdir(path.join(this.root, folder));
+      } catch {
+        continue; // not a folder, or removed meanwhile
+      }
+      const page: MediaEntry[] = [];
+      for (const name of names) {
+        const stat = await fs.promises.stat(path.join(this.root, folder, name)).catch(() => undefined);
+        if (stat?.isFile()) page.push({ key: `${folder}/${name}`, modifiedAt: stat.mtimeMs });
+      }
+      if (page.length > 0) yield page;
+    }
   }
 
   close(): Promise<void> {

@@ -1,7 +1,7 @@
 /** Schemas of the /message routes that act on stored messages (react, presence, read, delete, edit, find, poll results). */
 import { Type } from 'typebox';
 import { ChatId, MessageId, PagedQuery } from '../http/schemas.js';
-import { MessageKey } from '../sending/schema.js';
+import { MessageKey } from '../outgoing/schema.js';
 import { EDIT_WINDOW_SECONDS } from '../network/port.js';
 
 const strict = { additionalProperties: false } as const;

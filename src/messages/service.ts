@@ -6,9 +6,9 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import { errors } from '../errors.js';
-import type { Instance } from '../instances/service.js';
-import { downloadPath } from '../sending/recorder.js';
-import { REVOKED_TYPE, type MessageFilter, type MessageStore, type StoredMessage } from '../sending/store.js';
+import type { Instance } from '../instance-registry/service.js';
+import { downloadPath } from '../message-store/recorder.js';
+import { REVOKED_TYPE, type MessageFilter, type MessageStore, type StoredMessage } from '../message-store/store.js';
 import { chatJidOf } from '../network/addressing.js';
 import { capabilityOf } from '../sessions/capability.js';
 import {

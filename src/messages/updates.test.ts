@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSchemaName, PG_URL } from '../../test/support/gateway.js';
 import { LocalMediaStore } from '../media/store.js';
-import { MessageStore } from '../sending/store.js';
+import { MessageStore } from '../message-store/store.js';
 import type { CanonicalEvent } from '../network/port.js';
 import * as F from '../network/whatsapp/fixtures/baileys-payloads.js';
 import { storageWithInstance } from '../network/whatsapp/fixtures/harness.js';
@@ -159,26 +159,24 @@ describe.each(['sqlite', 'postgres'] as const)('message updates from WhatsApp pa
 
   it('keeps decrypted poll votes, latest per voter, for the poll results', async () => {
     const pollKey = { remoteJid: F.CONTACT_PN, fromMe: true, id: '3EB0POLL0001' };
-    const vote = (id: string, at: number, chosen: string[]) =>
-      ({
-        type: 'MESSAGE',
-        data: pollVoteData(
-          received({
-            key: { remoteJid: F.CONTACT_PN, fromMe: false, id },
-            messageTimestamp: at,
-            message: { pollUpdateMessage: { pollCreationMessageKey: pollKey } },
-          }),
-          pollKey,
-          chosen,
-          [],
-          ctx.addresses,
-        ),
-      }) as CanonicalEvent;
+    const voteData = (id: string, at: number, chosen: string[]) =>
+      pollVoteData(
+        received({
+          key: { remoteJid: F.CONTACT_PN, fromMe: false, id },
+          messageTimestamp: at,
+          message: { pollUpdateMessage: { pollCreationMessageKey: pollKey } },
+        }),
+        pollKey,
+        chosen,
+        [],
+        ctx.addresses,
+        );
+    const vote = (id: string, at: number, chosen: string[]): CanonicalEvent => ({ type: 'MESSAGE', data: voteData(id, at, chosen) });
     await updates.record(instanceId, vote('3EB0VOTE0001', 1_780_000_800, ['pizza']));
     await updates.record(instanceId, vote('3EB0VOTE0002', 1_780_000_900, ['sushi', 'salad']));
     await updates.record(instanceId, {
       type: 'MESSAGE',
-      data: { ...vote('3EB0VOTE0003', 1_780_000_950, []).data, pollVote: { pollKey, decrypted: false, reason: 'decryption_failed' } },
+      data: { ...voteData('3EB0VOTE0003', 1_780_000_950, []), pollVote: { pollKey, decrypted: false, reason: 'decryption_failed' } },
     });
 
     expect(await store.pollVotes(instanceId, '3EB0POLL0001')).toEqual([

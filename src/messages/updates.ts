@@ -11,14 +11,12 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { MediaStore } from '../media/store.js';
-import { REVOKED_TYPE, type MessageStore } from '../sending/store.js';
-import { isGroupJid, messageChangeOf, withEditedText, type CanonicalEvent, type MessageKey } from '../network/port.js';
+import { REVOKED_TYPE, type MessageStore } from '../message-store/store.js';
+import { messageChangeOf, withEditedText } from '../network/payloads.js';
+import { isGroupJid, type CanonicalEvent, type EventData, type EventMessageKey, type MessageKey } from '../network/port.js';
 
 type Json = Record<string, unknown>;
 
-function asObject(value: unknown): Json | undefined {
-  return value && typeof value === 'object' ? (value as Json) : undefined;
-}
 
 export class MessageUpdates {
   constructor(
@@ -29,16 +27,18 @@ export class MessageUpdates {
   ) {}
 
   async record(instanceId: string, event: CanonicalEvent): Promise<void> {
-    if (event.type !== 'MESSAGE' && event.type !== 'SEND_MESSAGE') return;
-    const key = asObject(event.data.key) as (MessageKey & { participant?: string; remoteJidLid?: string }) | undefined;
-    const message = asObject(event.data.message);
-    if (!key || typeof key.id !== 'string' || !message) return;
+    if (event.type === 'MESSAGE') return this.apply(instanceId, event.data, event.data.message);
+    // A failed send carries no content and changes nothing.
+    if (event.type === 'SEND_MESSAGE' && event.data.message) return this.apply(instanceId, event.data, event.data.message);
+  }
+
+  private async apply(instanceId: string, data: EventData<'MESSAGE'> | EventData<'SEND_MESSAGE'>, message: Json): Promise<void> {
+    const { key } = data;
     try {
-      const vote = asObject(event.data.pollVote);
-      if (vote) return await this.recordVote(instanceId, key, event.data, vote);
+      if (data.pollVote) return await this.recordVote(instanceId, key, data, data.pollVote);
       const change = messageChangeOf(message);
       if (!change) return;
-      const author = typeof event.data.participant === 'string' ? event.data.participant : key.participant;
+      const author = typeof data.participant === 'string' ? data.participant : key.participant;
       if (change.kind === 'revoke') await this.revoke(instanceId, key, author, change.targetId);
       else await this.edit(instanceId, key, author, change.targetId, change.edited);
     } catch (error) {
@@ -77,10 +77,15 @@ export class MessageUpdates {
     if (content) await this.store.replaceContent(instanceId, targetId, target.messageType, content);
   }
 
-  private async recordVote(instanceId: string, key: MessageKey & { participant?: string }, data: Json, vote: Json): Promise<void> {
-    if (vote.decrypted === false || !Array.isArray(vote.selectedOptions)) return;
-    const pollMessageId = typeof vote.pollMessageId === 'string' ? vote.pollMessageId : asObject(vote.pollKey)?.id;
-    if (typeof pollMessageId !== 'string') return;
+  private async recordVote(
+    instanceId: string,
+    key: EventMessageKey,
+    data: { participant?: unknown; messageTimestamp?: number | undefined },
+    vote: NonNullable<EventData<'MESSAGE'>['pollVote']>,
+  ): Promise<void> {
+    if (vote.decrypted === false || !vote.selectedOptions) return;
+    const pollMessageId = vote.pollMessageId ?? vote.pollKey?.id;
+    if (pollMessageId === undefined) return;
     // WhatsApp names the voter (`me` for this account's own phone); the sandbox's voter is the sender.
     const named = typeof vote.voter === 'string' && vote.voter !== 'me' ? vote.voter : undefined;
     const voter = named ?? (typeof data.participant === 'string' ? data.participant : (key.participant ?? key.remoteJid));
@@ -88,8 +93,8 @@ export class MessageUpdates {
       key,
       pollMessageId,
       voter,
-      selectedOptions: vote.selectedOptions.filter((option): option is string => typeof option === 'string'),
-      messageTimestamp: typeof data.messageTimestamp === 'number' ? data.messageTimestamp : Math.floor(this.clock.now() / 1000),
+      selectedOptions: vote.selectedOptions,
+      messageTimestamp: data.messageTimestamp ?? Math.floor(this.clock.now() / 1000),
       createdAt: this.clock.now(),
     });
   }

@@ -16,7 +16,7 @@ import {
 } from '../../test/support/gateway.js';
 import { expectError, expectStatus, instanceCalls } from '../../test/support/social.js';
 import { FakeWaServer, type FakeConnection } from '../network/whatsapp/fixtures/fake-wa-server.js';
-import { MessageStore } from '../sending/store.js';
+import { MessageStore } from '../message-store/store.js';
 
 const PHONE = '5511912340000';
 const CONTACT = '5511988887777';

@@ -1,7 +1,7 @@
 /** Newsletters (channels): the /newsletter routes' logic over the session's newsletter capability. */
 import { errors } from '../errors.js';
 import { decodeImage } from '../http/image-input.js';
-import type { Instance } from '../instances/service.js';
+import type { Instance } from '../instance-registry/service.js';
 import { capabilityOf } from '../sessions/capability.js';
 import { inviteCodeOf, type ImageInput, type NewsletterOperations, type PageRequest } from '../network/port.js';
 import type { SessionRegistry } from '../sessions/registry.js';

@@ -6,14 +6,13 @@
  * failed rather than sent again (a duplicate is worse than a gap the caller can see and resend).
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import { systemIds, type Clock, type IdSource } from '../clock.js';
 import { AppError, errors } from '../errors.js';
-import type { Instance, InstanceService } from '../instances/service.js';
-import type { Database } from '../storage/schema.js';
-import type * as S from './schema.js';
-import type { MessagingService } from './service.js';
+import type { Instance, InstanceService } from '../instance-registry/service.js';
+import type { BatchRepo } from './batch-repo.js';
+import type * as S from '../outgoing/schema.js';
+import type { MessagingService } from '../outgoing/service.js';
 
 type ItemPayload = { text: string; mentions?: string[]; linkPreview?: boolean };
 
@@ -36,7 +35,7 @@ export class BatchService {
   private readonly stopSignal: Promise<void>;
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly repo: BatchRepo,
     private readonly messaging: MessagingService,
     private readonly instances: InstanceService,
     private readonly pacing: BatchPacing,
@@ -59,56 +58,28 @@ export class BatchService {
     await this.messaging.connected(instance);
     const id = this.ids.id();
     const createdAt = this.clock.now();
-    await this.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('send_batches')
-        .values({
-          id,
-          instance_id: instance.id,
-          status: 'queued',
-          total: body.messages.length,
-          interval_ms: intervalMs,
-          created_at: createdAt,
-          started_at: null,
-          finished_at: null,
-        })
-        .execute();
-      const rows = body.messages.map((item, position) => {
+    await this.repo.insert({
+      id,
+      instanceId: instance.id,
+      intervalMs,
+      createdAt,
+      items: body.messages.map((item) => {
         const payload: ItemPayload = {
           text: item.text,
           ...(item.mentions ? { mentions: item.mentions } : {}),
           ...(item.linkPreview !== undefined ? { linkPreview: item.linkPreview } : {}),
         };
-        return {
-          batch_id: id,
-          position,
-          number: item.number,
-          payload: JSON.stringify(payload),
-          status: 'pending',
-          message_id: null,
-          error: null,
-          sent_at: null,
-        };
-      });
-      for (let i = 0; i < rows.length; i += 200)
-        await trx
-          .insertInto('send_batch_items')
-          .values(rows.slice(i, i + 200))
-          .execute();
+        return { number: item.number, payload: JSON.stringify(payload) };
+      }),
     });
     this.kick(instance.id);
     return { batchId: id, status: 'queued', total: body.messages.length, intervalMs, createdAt: iso(createdAt)! };
   }
 
   async progress(instance: Instance, batchId: string): Promise<Static<typeof S.BatchProgress>> {
-    const batch = await this.db
-      .selectFrom('send_batches')
-      .selectAll()
-      .where('id', '=', batchId)
-      .where('instance_id', '=', instance.id)
-      .executeTakeFirst();
+    const batch = await this.repo.find(instance.id, batchId);
     if (!batch) throw errors.batchNotFound(batchId);
-    const items = await this.db.selectFrom('send_batch_items').selectAll().where('batch_id', '=', batchId).orderBy('position').execute();
+    const items = await this.repo.items(batchId);
     const count = (status: string) => items.filter((item) => item.status === status).length;
     return {
       batchId: batch.id,
@@ -139,38 +110,18 @@ export class BatchService {
     if (current.status === 'completed' || current.status === 'cancelled') {
       throw errors.conflict(`batch ${batchId} is already ${current.status}`);
     }
-    await this.db
-      .updateTable('send_batch_items')
-      .set({ status: 'cancelled' })
-      .where('batch_id', '=', batchId)
-      .where('status', '=', 'pending')
-      .execute();
-    await this.db
-      .updateTable('send_batches')
-      .set({ status: 'cancelled', finished_at: this.clock.now() })
-      .where('id', '=', batchId)
-      .execute();
+    await this.repo.cancel(batchId, this.clock.now());
     return this.progress(instance, batchId);
   }
 
   /** At start: items caught mid-send by a stop are failed; unfinished batches carry on. */
   async resume(): Promise<void> {
-    const open = await this.db
-      .selectFrom('send_batches')
-      .select(['id', 'instance_id'])
-      .where('status', 'in', ['queued', 'running'])
-      .execute();
+    const open = await this.repo.open();
     if (open.length === 0) return;
-    await this.db
-      .updateTable('send_batch_items')
-      .set({ status: 'failed', error: INTERRUPTED })
-      .where('status', '=', 'sending')
-      .where(
-        'batch_id',
-        'in',
-        open.map((b) => b.id),
-      )
-      .execute();
+    await this.repo.failInterrupted(
+      open.map((b) => b.id),
+      INTERRUPTED,
+    );
     for (const instanceId of new Set(open.map((b) => b.instance_id))) this.kick(instanceId);
   }
 
@@ -198,14 +149,7 @@ export class BatchService {
   }
 
   private pendingBatch(instanceId: string) {
-    return this.db
-      .selectFrom('send_batches')
-      .selectAll()
-      .where('instance_id', '=', instanceId)
-      .where('status', 'in', ['queued', 'running'])
-      .orderBy('created_at')
-      .orderBy('id')
-      .executeTakeFirst();
+    return this.repo.nextOpen(instanceId);
   }
 
   private async run(instanceId: string): Promise<void> {
@@ -214,20 +158,11 @@ export class BatchService {
       const batch = await this.pendingBatch(instanceId);
       if (!batch) return;
       if (batch.status === 'queued') {
-        await this.db
-          .updateTable('send_batches')
-          .set({ status: 'running', started_at: this.clock.now() })
-          .where('id', '=', batch.id)
-          .execute();
+        await this.repo.markRunning(batch.id, this.clock.now());
       }
       const finished = await this.sendItems(instanceId, batch.id, Number(batch.interval_ms));
       if (!finished) return;
-      await this.db
-        .updateTable('send_batches')
-        .set({ status: 'completed', finished_at: this.clock.now() })
-        .where('id', '=', batch.id)
-        .where('status', '=', 'running')
-        .execute();
+      await this.repo.markCompleted(batch.id, this.clock.now());
     }
   }
 
@@ -238,14 +173,7 @@ export class BatchService {
       if (!item) return true;
       const instance = await this.instances.find(instanceId);
       if (!instance) return false;
-      const claimed = await this.db
-        .updateTable('send_batch_items')
-        .set({ status: 'sending' })
-        .where('batch_id', '=', batchId)
-        .where('position', '=', item.position)
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
-      if (Number(claimed.numUpdatedRows) === 0) continue; // cancelled in the meantime
+      if (!(await this.repo.claimItem(batchId, Number(item.position)))) continue; // cancelled in the meantime
       const payload = JSON.parse(item.payload) as ItemPayload;
       try {
         const sent = await this.messaging.send(instance, {
@@ -271,20 +199,10 @@ export class BatchService {
   }
 
   private nextItem(batchId: string) {
-    return this.db
-      .selectFrom('send_batch_items')
-      .selectAll()
-      .where('batch_id', '=', batchId)
-      .where('status', '=', 'pending')
-      .orderBy('position')
-      .executeTakeFirst();
+    return this.repo.nextPendingItem(batchId);
   }
 
-  private async finishItem(
-    batchId: string,
-    position: number,
-    patch: { status: string; message_id?: string; sent_at?: number; error?: string },
-  ): Promise<void> {
-    await this.db.updateTable('send_batch_items').set(patch).where('batch_id', '=', batchId).where('position', '=', position).execute();
+  private finishItem(batchId: string, position: number, patch: { status: 'sent' | 'failed'; message_id?: string; sent_at?: number; error?: string }): Promise<void> {
+    return this.repo.finishItem(batchId, position, patch);
   }
 }

@@ -1,13 +1,12 @@
 /** /send routes (every message kind, batches, status posts) and /message media routes. HTTP only. */
 import { Type } from 'typebox';
-import { errorResponses, INSTANCE, ADMIN } from '../http/schemas.js';
+import { errorResponses, INSTANCE } from '../http/schemas.js';
 import { callerInstance, type RoutePlugin } from '../http/types.js';
-import type { SandboxNetwork } from '../network/sandbox/network.js';
 import type { BatchService } from './batch.js';
-import * as S from './schema.js';
-import type { MessagingService } from './service.js';
-import type { MessageStore } from './store.js';
+import * as S from '../outgoing/schema.js';
+import type { MessagingService } from '../outgoing/service.js';
 import { errors } from '../errors.js';
+import type { MediaAdmission } from '../media/admission.js';
 
 const tags = ['send'];
 const instance = { access: 'instance' as const };
@@ -17,9 +16,28 @@ const COMMON =
 const MEDIA =
   'Media is `{url}` (https; fetched by the gateway within MEDIA_FETCH_TIMEOUT_MS; private/loopback addresses refused unless MEDIA_ALLOW_PRIVATE_URLS) or `{base64}`, with optional `filename` and `mimetype` (a hint only: the type is sniffed from the bytes). Bodies may be up to MEDIA_BODY_LIMIT_BYTES.';
 
-export function sendRoutes(messaging: MessagingService, batches: BatchService, mediaBodyLimit: number): RoutePlugin {
+export function sendRoutes(messaging: MessagingService, batches: BatchService, mediaBodyLimit: number, admission?: MediaAdmission): RoutePlugin {
   return async (app) => {
-    const media = { config: instance, bodyLimit: mediaBodyLimit };
+    const media = { config: { ...instance, mediaBody: true }, bodyLimit: mediaBodyLimit };
+    // Media bodies count against MEDIA_INFLIGHT_MAX_BYTES from admission (after auth, before the body is read) to the end of the request.
+    if (admission) {
+      const held = new WeakMap<object, number>();
+      const release = (request: { raw: object }) => {
+        const bytes = held.get(request.raw);
+        if (bytes === undefined) return;
+        held.delete(request.raw);
+        admission.release(bytes);
+      };
+      app.addHook('onRequest', async (request) => {
+        if ((request.routeOptions.config as { mediaBody?: boolean }).mediaBody !== true) return;
+        const declared = Number(request.headers['content-length']);
+        const bytes = Number.isFinite(declared) && declared >= 0 ? Math.min(declared, mediaBodyLimit) : mediaBodyLimit;
+        if (!admission.tryAdmit(bytes)) throw errors.mediaBusy(admission.retryAfterSeconds);
+        held.set(request.raw, bytes);
+      });
+      app.addHook('onResponse', async (request) => release(request));
+      app.addHook('onRequestAbort', async (request) => release(request));
+    }
 
     app.post('/send/text', {
       config: instance,
@@ -243,35 +261,5 @@ export function messageRoutes(messaging: MessagingService): RoutePlugin {
         body: S.MediaSettings, response: { 200: S.MediaSettings, ...errorResponses(401, 403) },
       },
     }, async (request) => messaging.setMediaSettings(callerInstance(request), request.body));
-  };
-}
-
-/** Sandbox control for polls (admin): a virtual contact votes in a poll an instance sent. */
-export function pollVoteRoutes(world: SandboxNetwork, store: MessageStore): RoutePlugin {
-  return async (app) => {
-    app.post('/sandbox/poll-votes', {
-      config: { access: 'admin' as const },
-      schema: {
-        tags: ['sandbox'], security: ADMIN, summary: 'A contact votes in a poll',
-        description: 'The contact `from` votes `selectedOptions` (option names; empty withdraws the vote) in the poll `pollMessageId` that the sandbox instance with number `to` sent to `from`. The instance gets a MESSAGE with `pollUpdateMessage` (the options as SHA-256 hashes, decrypted) and `pollVote` (`pollMessageId`, `selectedOptions` names). 404 unknown instance or poll, 400 unknown options or more than the poll allows, 409 when the poll was sent to someone else.',
-        body: S.PollVoteBody,
-        response: { 200: Type.Object({ key: S.MessageKey, messageTimestamp: Type.Integer() }), ...errorResponses(401, 403, 404, 409) },
-      },
-    }, async (request) => {
-      const { from, to, pollMessageId, selectedOptions } = request.body;
-      const session = world.connectedSession(to);
-      const poll = await store.find(session.instanceId, pollMessageId);
-      const content = (poll?.message.pollCreationMessageV3 ?? poll?.message.pollCreationMessage) as
-        | { options?: { optionName?: string }[]; selectableOptionsCount?: number }
-        | undefined;
-      if (!poll || !poll.key.fromMe || !content) throw errors.pollNotFound(`poll ${pollMessageId} not found among the polls ${to} sent`);
-      if (poll.key.remoteJid !== `${from}@s.whatsapp.net`) throw errors.notAPollRecipient(`poll ${pollMessageId} was sent to ${poll.key.remoteJid}, not to ${from}`);
-      const names = new Set((content.options ?? []).map((o) => o.optionName));
-      const unknown = selectedOptions.find((name) => !names.has(name));
-      if (unknown !== undefined) throw errors.badRequest(`selectedOptions: "${unknown}" is not an option of poll ${pollMessageId}`);
-      const allowed = content.selectableOptionsCount || names.size;
-      if (selectedOptions.length > allowed) throw errors.badRequest(`selectedOptions: the poll allows ${allowed} choice(s), got ${selectedOptions.length}`);
-      return world.deliverPollVote(from, to, pollMessageId, selectedOptions);
-    });
   };
 }

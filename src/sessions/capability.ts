@@ -1,6 +1,6 @@
 /** Reaching an optional capability of an instance's session, or a clear 501 when its driver lacks it. */
 import { errors } from '../errors.js';
-import type { Instance } from '../instances/service.js';
+import type { Instance } from '../instance-registry/service.js';
 import type { Session } from '../network/port.js';
 import type { SessionRegistry } from './registry.js';
 

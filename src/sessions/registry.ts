@@ -6,8 +6,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { errors } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
-import type { Instance, InstanceService } from '../instances/service.js';
-import type { CanonicalEvent, ConnectionData, NetworkDriver, NetworkName, Session, SessionHost } from '../network/port.js';
+import type { Instance, InstanceService } from '../instance-registry/service.js';
+import type { CanonicalEvent, NetworkDriver, NetworkName, Session, SessionHost } from '../network/port.js';
 
 interface Entry {
   session: Session;
@@ -121,6 +121,21 @@ export class SessionRegistry {
     if (instance) await this.drivers.get(instance.network)?.forget?.(id);
   }
 
+  /**
+   * Closes the instance's session and opens a fresh one that connects again (a heavier remedy than
+   * `reconnect`: the driver's in-memory state for the instance is rebuilt).
+   */
+  async restart(instance: Instance): Promise<void> {
+    if (!this.active()) throw errors.standby();
+    const entry = this.entries.get(instance.id);
+    this.entries.delete(instance.id);
+    if (entry) {
+      await entry.session.close();
+      await entry.tail;
+    }
+    await this.session(await this.instances.get(instance.id)).connect();
+  }
+
   async stop(): Promise<void> {
     const all = [...this.entries.values()];
     this.entries.clear();
@@ -137,9 +152,8 @@ export class SessionRegistry {
   private record(instanceId: string, entry: Entry, event: CanonicalEvent): Promise<void> {
     const run = async () => {
       if (event.type === 'CONNECTION') {
-        const data = event.data as unknown as ConnectionData;
-        const number = data.status === 'LOGGED_OUT' ? null : data.number;
-        await this.instances.setConnectionState(instanceId, data.status, number);
+        const { status, number } = event.data;
+        await this.instances.setConnectionState(instanceId, status, status === 'LOGGED_OUT' ? null : number);
       }
       for (const recorder of this.recorders) {
         try {

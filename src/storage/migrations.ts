@@ -299,6 +299,208 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('chatwoot_messages_cw').on('chatwoot_messages').columns(['instance_id', 'cw_message_id']).execute();
       },
     },
+    // admin/failover: failover groups (src/admin/failover/repo.ts).
+    '0011_admin_failover': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('failover_groups')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('name', 'text', (c) => c.notNull().unique())
+          .addColumn('policy', 'text', (c) => c.notNull())
+          .addColumn('min_health', 'integer', (c) => c.notNull())
+          .addColumn('sticky', 'integer', (c) => c.notNull())
+          .addColumn('webhook_url', 'text')
+          .addColumn('webhook_secret', 'text', (c) => c.notNull())
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('failover_group_members')
+          .addColumn('group_id', 'text', (c) => c.notNull().references('failover_groups.id').onDelete('cascade'))
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('position', 'integer', (c) => c.notNull())
+          .addPrimaryKeyConstraint('failover_group_members_pk', ['group_id', 'instance_id'])
+          .execute();
+        await db.schema.createIndex('failover_group_members_instance').on('failover_group_members').column('instance_id').execute();
+        await db.schema
+          .createTable('failover_group_tokens')
+          .addColumn('hash', 'text', (c) => c.primaryKey())
+          .addColumn('group_id', 'text', (c) => c.notNull().references('failover_groups.id').onDelete('cascade'))
+          .addColumn('valid_until', sql.raw(big))
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('failover_group_tokens_group').on('failover_group_tokens').column('group_id').execute();
+        await db.schema
+          .createTable('failover_sticky')
+          .addColumn('group_id', 'text', (c) => c.notNull().references('failover_groups.id').onDelete('cascade'))
+          .addColumn('recipient', 'text', (c) => c.notNull())
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .addPrimaryKeyConstraint('failover_sticky_pk', ['group_id', 'recipient'])
+          .execute();
+        await db.schema.createIndex('failover_sticky_time').on('failover_sticky').column('updated_at').execute();
+      },
+    },
+    // admin/: alerts (rules, the conditions being watched, alerts, their signed notices).
+    '0012_admin_alerts': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('alert_rules')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('kind', 'text', (c) => c.notNull())
+          .addColumn('threshold', 'integer', (c) => c.notNull())
+          .addColumn('for_ms', sql.raw(big), (c) => c.notNull())
+          .addColumn('scope', 'text', (c) => c.notNull())
+          .addColumn('scope_id', 'text')
+          .addColumn('channel', 'text')
+          .addColumn('webhook_url', 'text', (c) => c.notNull())
+          .addColumn('secret', 'text', (c) => c.notNull())
+          .addColumn('muted_until', sql.raw(big))
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('alert_conditions')
+          .addColumn('rule_id', 'text', (c) => c.notNull().references('alert_rules.id').onDelete('cascade'))
+          .addColumn('subject', 'text', (c) => c.notNull())
+          .addColumn('since', sql.raw(big), (c) => c.notNull())
+          .addPrimaryKeyConstraint('alert_conditions_pk', ['rule_id', 'subject'])
+          .execute();
+        await db.schema
+          .createTable('alerts')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('rule_id', 'text', (c) => c.notNull().references('alert_rules.id').onDelete('cascade'))
+          .addColumn('subject', 'text', (c) => c.notNull())
+          .addColumn('instance_id', 'text')
+          .addColumn('channel', 'text')
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('value', 'integer')
+          .addColumn('message', 'text', (c) => c.notNull())
+          .addColumn('notified', 'integer', (c) => c.notNull())
+          .addColumn('fired_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('resolved_at', sql.raw(big))
+          .addColumn('acknowledged_at', sql.raw(big))
+          .execute();
+        await db.schema.createIndex('alerts_status').on('alerts').columns(['status', 'fired_at']).execute();
+        await db.schema.createIndex('alerts_instance').on('alerts').columns(['instance_id', 'status']).execute();
+        await db.schema
+          .createTable('alert_notices')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('alert_id', 'text', (c) => c.notNull().references('alerts.id').onDelete('cascade'))
+          .addColumn('kind', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('attempts', 'integer', (c) => c.notNull())
+          .addColumn('next_attempt_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('last_status', 'integer')
+          .addColumn('last_error', 'text')
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('delivered_at', sql.raw(big))
+          .execute();
+        await db.schema.createIndex('alert_notices_status').on('alert_notices').columns(['status', 'created_at']).execute();
+      },
+    },
+    // admin/: backfill (the archive of delivered events, re-delivery jobs with their cursor).
+    '0013_admin_backfill': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('event_archive')
+          .addColumn('seq', sql.raw(big), (c) => c.primaryKey())
+          .addColumn('event_id', 'text', (c) => c.notNull())
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('event_type', 'text', (c) => c.notNull())
+          .addColumn('body', 'text', (c) => c.notNull())
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('event_archive_instance').on('event_archive').columns(['instance_id', 'seq']).execute();
+        await db.schema.createIndex('event_archive_created').on('event_archive').columns(['created_at']).execute();
+        await db.schema.createIndex('event_archive_event').on('event_archive').columns(['event_id']).execute();
+        await db.schema
+          .createTable('backfill_jobs')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
+          .addColumn('target', 'text', (c) => c.notNull())
+          .addColumn('since_text', 'text', (c) => c.notNull())
+          .addColumn('until_text', 'text')
+          .addColumn('from_seq', sql.raw(big), (c) => c.notNull())
+          .addColumn('to_seq', sql.raw(big), (c) => c.notNull())
+          .addColumn('since_at', sql.raw(big))
+          .addColumn('until_at', sql.raw(big))
+          .addColumn('event_types', 'text')
+          .addColumn('rate_per_second', 'integer', (c) => c.notNull())
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('cursor_seq', sql.raw(big), (c) => c.notNull())
+          .addColumn('total', 'integer', (c) => c.notNull())
+          .addColumn('delivered', 'integer', (c) => c.notNull())
+          .addColumn('last_event_id', 'text')
+          .addColumn('error', 'text')
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('finished_at', sql.raw(big))
+          .execute();
+        await db.schema.createIndex('backfill_jobs_status').on('backfill_jobs').columns(['status']).execute();
+      },
+    },
+    // auth/: users of the web interface, their refresh tokens (rotating, in families) and invitations.
+    '0014_auth_users': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('auth_users')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('email', 'text', (c) => c.notNull().unique())
+          .addColumn('name', 'text', (c) => c.notNull())
+          .addColumn('password_hash', 'text', (c) => c.notNull())
+          .addColumn('role', 'text', (c) => c.notNull())
+          // Bumped when the password changes: access tokens carry it and older ones stop working.
+          .addColumn('session_version', 'integer', (c) => c.notNull().defaultTo(1))
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema
+          .createTable('auth_refresh_tokens')
+          .addColumn('hash', 'text', (c) => c.primaryKey())
+          .addColumn('user_id', 'text', (c) => c.notNull().references('auth_users.id').onDelete('cascade'))
+          .addColumn('family', 'text', (c) => c.notNull())
+          .addColumn('expires_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('used_at', sql.raw(big))
+          .addColumn('revoked_at', sql.raw(big))
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('auth_refresh_tokens_family').on('auth_refresh_tokens').columns(['family']).execute();
+        await db.schema.createIndex('auth_refresh_tokens_user').on('auth_refresh_tokens').columns(['user_id']).execute();
+        await db.schema
+          .createTable('auth_invitations')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('code_hash', 'text', (c) => c.notNull().unique())
+          .addColumn('role', 'text', (c) => c.notNull())
+          .addColumn('created_by', 'text', (c) => c.notNull())
+          .addColumn('expires_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('used_at', sql.raw(big))
+          .addColumn('used_by', 'text')
+          .addColumn('created_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+      },
+    },
+    '0015_security_webhook_admin_set': {
+      // 1 when the admin key set the webhook URL: its deliveries may reach private addresses (docs/channels.md).
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('instances').addColumn('webhook_admin_set', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      },
+    },
+    '0016_security_media_key_index': {
+      // The orphan media sweep asks which media keys stored messages still reference.
+      async up(db: Kysely<any>) {
+        await db.schema.createIndex('messages_media_key').on('messages').column('media_key').execute();
+      },
+    },
+    '0017_security_alert_admin_set': {
+      // 1 when the admin key created the alert rule: its notices may reach private addresses. Rules
+      // made before were checked at creation (private only for the admin key), so they keep working.
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('alert_rules').addColumn('webhook_admin_set', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+      },
+    },
   };
 }
 

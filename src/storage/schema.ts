@@ -11,6 +11,8 @@ export interface InstancesTable {
   webhook_secret: string;
   /** JSON: "ALL" or an array of event types. */
   webhook_events: string;
+  /** 1 when the admin key set webhook_url (deliveries may then reach private addresses). */
+  webhook_admin_set: Generated<number>;
   /** JSON object of per-instance settings. */
   settings: string;
   proxy_url: string | null;
@@ -250,6 +252,183 @@ export interface ChatwootMessagesTable {
   created_at: number;
 }
 
+// admin/failover: failover groups, their members in priority order, and their tokens (SHA-256 only).
+export interface FailoverGroupsTable {
+  id: string;
+  name: string;
+  /** priority | round-robin | least-loaded */
+  policy: string;
+  min_health: number;
+  /** 1: a recipient keeps the member that last served it while that member is eligible. */
+  sticky: number;
+  webhook_url: string | null;
+  webhook_secret: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface FailoverGroupMembersTable {
+  group_id: string;
+  instance_id: string;
+  /** 0 is tried first (the priority order). */
+  position: number;
+}
+
+export interface FailoverGroupTokensTable {
+  hash: string;
+  group_id: string;
+  /** null for the primary token; a rotated token's end of grace. */
+  valid_until: number | null;
+  created_at: number;
+}
+
+/** Which member last served a recipient of a sticky group. */
+export interface FailoverStickyTable {
+  group_id: string;
+  recipient: string;
+  instance_id: string;
+  updated_at: number;
+}
+
+// admin/: alerts and backfill
+
+export interface AlertRulesTable {
+  id: string;
+  name: string;
+  /** instance_disconnected | health_below | dead_letters_above | channel_down | outbox_backlog_above */
+  kind: string;
+  threshold: number;
+  for_ms: number;
+  /** all | instance */
+  scope: string;
+  scope_id: string | null;
+  channel: string | null;
+  webhook_url: string;
+  secret: string;
+  muted_until: number | null;
+  created_at: number;
+  updated_at: number;
+  /** 1 when the admin key itself created the rule: its notices may reach private addresses. */
+  webhook_admin_set: Generated<number>;
+}
+
+/** A rule's condition seen true for a subject (`instance:<id>`, `channel:<name>`) since `since`. */
+export interface AlertConditionsTable {
+  rule_id: string;
+  subject: string;
+  since: number;
+}
+
+export interface AlertsTable {
+  id: string;
+  rule_id: string;
+  subject: string;
+  instance_id: string | null;
+  channel: string | null;
+  /** open | resolved */
+  status: string;
+  value: number | null;
+  message: string;
+  /** 1 once the fired notice is queued (0 while the rule was muted). */
+  notified: number;
+  fired_at: number;
+  resolved_at: number | null;
+  acknowledged_at: number | null;
+}
+
+export interface AlertNoticesTable {
+  id: string;
+  alert_id: string;
+  /** fired | resolved */
+  kind: string;
+  body: string;
+  /** pending | delivered | failed */
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
+}
+
+/** Delivered events moved out of the outbox, kept EVENT_ARCHIVE_DAYS for backfills. */
+export interface EventArchiveTable {
+  seq: number;
+  event_id: string;
+  instance_id: string;
+  event_type: string;
+  body: string;
+  created_at: number;
+}
+
+export interface BackfillJobsTable {
+  id: string;
+  instance_id: string;
+  target: string;
+  /** `since` and `until` as given (ISO time or eventId). */
+  since_text: string;
+  until_text: string | null;
+  /** Inclusive bounds on the event sequence (an eventId given as since/until). */
+  from_seq: number;
+  to_seq: number;
+  since_at: number | null;
+  until_at: number | null;
+  /** JSON array of event types, or null for all. */
+  event_types: string | null;
+  rate_per_second: number;
+  /** queued | running | completed | cancelled | failed */
+  status: string;
+  /** Sequence of the last event handled; the job resumes after it. */
+  cursor_seq: number;
+  total: number;
+  delivered: number;
+  last_event_id: string | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+}
+
+/** auth/: a user of the web interface. */
+export interface AuthUsersTable {
+  id: string;
+  /** Lowercased. */
+  email: string;
+  name: string;
+  /** `scrypt$N$r$p$salt$hash` (base64url parts). */
+  password_hash: string;
+  /** owner | operator | viewer */
+  role: string;
+  session_version: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+/** auth/: a refresh token (SHA-256 only); one family per sign-in, each refresh replaces the token. */
+export interface AuthRefreshTokensTable {
+  hash: string;
+  user_id: string;
+  family: string;
+  expires_at: number;
+  /** Set when the token was exchanged; a second use revokes the family. */
+  used_at: number | null;
+  revoked_at: number | null;
+  created_at: number;
+}
+
+/** auth/: an invitation code (SHA-256 only) that lets one person register with a role. */
+export interface AuthInvitationsTable {
+  id: string;
+  code_hash: string;
+  role: string;
+  created_by: string;
+  expires_at: number;
+  used_at: number | null;
+  used_by: string | null;
+  created_at: number;
+}
+
 export interface Database {
   instances: InstancesTable;
   instance_tokens: InstanceTokensTable;
@@ -272,6 +451,19 @@ export interface Database {
   chatwoot_configs: ChatwootConfigsTable;
   chatwoot_chats: ChatwootChatsTable;
   chatwoot_messages: ChatwootMessagesTable;
+  failover_groups: FailoverGroupsTable;
+  failover_group_members: FailoverGroupMembersTable;
+  failover_group_tokens: FailoverGroupTokensTable;
+  failover_sticky: FailoverStickyTable;
+  alert_rules: AlertRulesTable;
+  alert_conditions: AlertConditionsTable;
+  alerts: AlertsTable;
+  alert_notices: AlertNoticesTable;
+  event_archive: EventArchiveTable;
+  backfill_jobs: BackfillJobsTable;
+  auth_users: AuthUsersTable;
+  auth_refresh_tokens: AuthRefreshTokensTable;
+  auth_invitations: AuthInvitationsTable;
 }
 
 export type InstanceRow = Selectable<InstancesTable>;

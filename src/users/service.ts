@@ -1,6 +1,6 @@
 /** People and the instance's own profile: the /user routes' logic over the session's user capability. */
 import { decodeImage } from '../http/image-input.js';
-import type { Instance } from '../instances/service.js';
+import type { Instance } from '../instance-registry/service.js';
 import { capabilityOf } from '../sessions/capability.js';
 import { toJid, type PageRequest, type PrivacySettings, type UserOperations } from '../network/port.js';
 import type { SessionRegistry } from '../sessions/registry.js';

@@ -206,7 +206,7 @@ export async function publishBurst(gw: TestGateway, instanceIds: string[], total
       const instanceId = instanceIds[i % instanceIds.length]!;
       const n = next.get(instanceId)!;
       next.set(instanceId, n + 1);
-      batch.push(gw.bus.publish(instanceId, { type: 'MESSAGE', data: { n, text: `burst ${n}` } }));
+      batch.push(gw.bus.publish(instanceId, { type: 'MESSAGE', data: { key: { remoteJid: 'burst@s.whatsapp.net', fromMe: false, id: `burst-${n}` }, message: { conversation: `burst ${n}` }, messageTimestamp: 0, n, text: `burst ${n}` } }));
     }
     await Promise.all(batch);
     // A paced burst keeps events coming while the test breaks the broker.
@@ -311,7 +311,7 @@ async function expectRelayBetween(owner: TestGateway, other: TestGateway): Promi
     await waitFor(() => (owner.hub.count(instanceId) === 1 && other.hub.count(instanceId) === 1 ? true : undefined), 10_000, 'both clients subscribed');
     await waitFor(
       async () => {
-        await owner.bus.publish(instanceId, { type: 'PRESENCE', data: { probe: true } });
+        await owner.bus.publish(instanceId, { type: 'PRESENCE', data: { id: 'probe@s.whatsapp.net', presence: 'available', probe: true } });
         await new Promise((resolve) => setTimeout(resolve, 100));
         return onOther.some((e) => e.event === 'PRESENCE') ? true : undefined;
       },

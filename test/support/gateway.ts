@@ -5,7 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import type { Clock } from '../../src/clock.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { Writable } from 'node:stream';
+import { loadConfig, type Config, type LogLevel } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { dropSchema } from '../../src/storage/db.js';
 
@@ -38,6 +40,8 @@ export interface StartOptions {
   schema?: string;
   /** Keep the PG schema on stop (restart tests drop it themselves). */
   keepSchema?: boolean;
+  /** Collect the gateway's log lines (the production logger, with its redaction) at this level. */
+  logs?: { level: LogLevel; lines: string[] };
 }
 
 export function newSchemaName(): string {
@@ -58,7 +62,9 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
     ...options.env,
   });
   const gateway = await createGateway(config, {
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: options.logs
+      ? createLogger(options.logs.level, new Writable({ write: (chunk: Buffer, _encoding, done) => (options.logs!.lines.push(chunk.toString()), done()) }))
+      : pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.sleep ? { sleep: options.sleep } : {}),
     ...(schema ? { storage: { schema, poolSize: 5 } } : {}),

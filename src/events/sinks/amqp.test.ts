@@ -18,7 +18,8 @@ import {
   TcpProxy,
   FAST_RETRY,
 } from '../../../test/support/brokers.js';
-import { amqpNames } from './amqp.js';
+import { pino } from 'pino';
+import { AmqpSink, amqpNames } from './amqp.js';
 
 const RABBIT_URL = process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
@@ -153,5 +154,25 @@ describe('RabbitMQ channel', () => {
       gateways.splice(gateways.indexOf(gw), 1);
       await proxy.stop();
     }
+  });
+});
+
+describe('RabbitMQ channel shutdown', () => {
+  it('closes within its time limit even when the broker never confirms what is outstanding', async () => {
+    const port = await freePort();
+    const sink = new AmqpSink({
+      url: `amqp://guest:guest@127.0.0.1:${port}`,
+      prefix: `wg-close-${randomBytes(3).toString('hex')}`,
+      connectionName: 'waygate close test',
+      retry: { maxAttempts: null, baseDelayMs: 100, maxDelayMs: 1000 },
+      publishTimeoutMs: 500,
+      log: pino({ level: 'silent' }),
+      closeTimeoutMs: 300,
+    });
+    // A publisher whose confirms never come: close() must not wait for it without end.
+    (sink as unknown as { publisher: { close(): Promise<void> } }).publisher = { close: () => new Promise<void>(() => undefined) };
+    const started = Date.now();
+    await sink.close();
+    expect(Date.now() - started).toBeLessThan(3000);
   });
 });

@@ -10,7 +10,7 @@
  * backoff and re-declares the exchange and global queue on every new connection.
  */
 import { Connection, type Publisher } from 'rabbitmq-client';
-import type { Instance } from '../../instances/service.js';
+import type { Instance } from '../../instance-registry/service.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
 import { describeError, LinkState, withDeadline, type BrokerSinkOptions, type ChannelHealth } from './broker.js';
@@ -21,6 +21,8 @@ export interface AmqpSinkOptions extends BrokerSinkOptions {
   prefix: string;
   /** Shown in the broker's connection list (management UI, rabbitmqctl). */
   connectionName: string;
+  /** How long close() waits for outstanding confirms and the connection's end (default 5000 ms). */
+  closeTimeoutMs?: number;
 }
 
 /** Exchange and queue names of a prefix (docs/channels.md). */
@@ -128,8 +130,12 @@ export class AmqpSink implements DurableSink {
       this.state.releaseWaiting();
       // Waits for outstanding confirms, then ends the connection; a broker that is unreachable
       // leaves nothing to wait for.
-      await this.publisher.close().catch(() => undefined);
-      await withDeadline(this.connection.close(), 5_000, 'amqp close').catch(() => this.connection.unsafeDestroy());
+      // Both steps have a time limit: a broker that stops confirming must not hold the shutdown.
+      const limit = this.options.closeTimeoutMs ?? 5_000;
+      const started = Date.now();
+      await withDeadline(this.publisher.close(), limit, 'amqp publisher close').catch(() => undefined);
+      const left = Math.max(1, limit - (Date.now() - started));
+      await withDeadline(this.connection.close(), left, 'amqp close').catch(() => this.connection.unsafeDestroy());
     })();
     return this.closing;
   }

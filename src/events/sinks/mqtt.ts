@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { connect, type MqttClient } from 'mqtt';
-import type { Instance } from '../../instances/service.js';
+import type { Instance } from '../../instance-registry/service.js';
 import { backoffDelay } from '../../retry.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';

@@ -3,7 +3,7 @@
  * restart keeps the stream) stopped and started again mid-burst; without JetStream (core publish);
  * unreachable at start; and as the relay of live events between two gateway processes.
  */
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInstance, startGateway, waitFor } from '../../../test/support/gateway.js';
@@ -79,7 +79,7 @@ describe('NATS channel', () => {
       const health = await waitFor(async () => {
         const h = await channelHealth(gw, 'nats');
         return h?.up ? h : undefined;
-      }, 15_000, 'nats channel up');
+      }, 30_000, 'nats channel up');
       expect(health.detail).toBe(`jetstream stream ${names.stream}`);
 
       const nc = await client(server);
@@ -127,7 +127,7 @@ describe('NATS channel', () => {
       const health = await waitFor(async () => {
         const h = await channelHealth(gw, 'nats');
         return h?.up ? h : undefined;
-      }, 15_000, 'nats channel up');
+      }, 30_000, 'nats channel up');
       expect(health.detail).toMatch(/core nats/);
       const all: any[] = [];
       const ofA: any[] = [];
@@ -152,7 +152,7 @@ describe('NATS channel', () => {
     const prefix = uniquePrefix();
     const gw = await startGateway({ env: { ...natsEnv(guarded, prefix), LIGHT_BROKER_URL: `nats://waygate:s3cret@${guarded.url}` } });
     try {
-      await waitFor(async () => ((await channelHealth(gw, 'nats'))?.up ? true : undefined), 15_000, 'nats channel up');
+      await waitFor(async () => ((await channelHealth(gw, 'nats'))?.up ? true : undefined), 30_000, 'nats channel up');
     } finally {
       await gw.stop();
       await guarded.dispose();
@@ -190,6 +190,33 @@ describe('NATS channel', () => {
     } finally {
       await gw.stop();
       await late.dispose();
+    }
+  });
+
+  it('comes up by itself when its first JetStream setup failed, with no event waiting to retry it', { timeout: 60_000 }, async () => {
+    const prefix = uniquePrefix();
+    const names = natsNames(prefix);
+    const nc = await client(server);
+    connections.push(nc);
+    const manager = await jetstreamManager(nc);
+    // Another stream already captures the subjects: the gateway's stream cannot be created yet.
+    const blocker = `${names.stream}_BLOCKER`;
+    await manager.streams.add({ name: blocker, subjects: [names.globalWildcard] });
+    const gw = await startGateway({ env: natsEnv(server, prefix) });
+    try {
+      await waitFor(async () => {
+        const h = await channelHealth(gw, 'nats');
+        return h && !h.up && /jetstream setup failed/.test(h.detail ?? '') ? true : undefined;
+      }, 30_000, 'nats setup failure reported');
+      await manager.streams.delete(blocker);
+      const health = await waitFor(async () => {
+        const h = await channelHealth(gw, 'nats');
+        return h?.up ? h : undefined;
+      }, 30_000, 'nats channel up');
+      expect(health.detail).toBe(`jetstream stream ${names.stream}`);
+    } finally {
+      await gw.stop();
+      await manager.streams.delete(names.stream).catch(() => undefined);
     }
   });
 

@@ -15,7 +15,7 @@
 import { headers, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, StorageType, type JetStreamClient } from '@nats-io/jetstream';
-import type { Instance } from '../../instances/service.js';
+import type { Instance } from '../../instance-registry/service.js';
 import { backoffDelay } from '../../retry.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
@@ -60,6 +60,9 @@ export class NatsSink implements DurableSink {
   private readonly relayHandlers: ((payload: string) => void)[] = [];
   /** The setup in progress, so lanes failing together run it once. */
   private settingUp: Promise<void> | undefined;
+  /** Failed setups in a row on this connection (their retries back off) and the retry waiting. */
+  private setupFailures = 0;
+  private setupRetry: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: NatsSinkOptions) {
     this.retry = options.retry;
@@ -135,6 +138,7 @@ export class NatsSink implements DurableSink {
     this.closing ??= (async () => {
       this.state.releaseWaiting();
       this.stopping.abort();
+      clearTimeout(this.setupRetry);
       this.ready = false;
       const connection = this.connection;
       if (connection && !connection.isClosed()) {
@@ -160,12 +164,14 @@ export class NatsSink implements DurableSink {
           reconnect: true,
           maxReconnectAttempts: -1,
           reconnectTimeWait: 1_000,
-          timeout: this.options.publishTimeoutMs,
+          // The first handshake (and the JetStream check after it) can be slow on a loaded machine.
+          timeout: Math.max(this.options.publishTimeoutMs, 5_000),
         });
       } catch (error) {
         attempt += 1;
         this.state.down(describeError(error));
-        await pause(backoffDelay({ baseMs: 500, maxMs: 15_000 }, attempt), this.stopping.signal);
+        // Short waits first: a first connect that timed out on a busy machine is tried again soon.
+        await pause(backoffDelay({ baseMs: 250, maxMs: 5_000 }, attempt), this.stopping.signal);
         continue;
       }
       if (this.stopping.signal.aborted) {
@@ -231,18 +237,35 @@ export class NatsSink implements DurableSink {
         }
         this.js = jetstream(connection, { timeout: this.options.publishTimeoutMs });
         this.ready = true;
+        this.setupFailures = 0;
         this.state.connected(`jetstream stream ${this.names.stream}`);
       } else {
         this.js = undefined;
         this.ready = true;
+        this.setupFailures = 0;
         this.state.connected('core nats (server has no JetStream)');
       }
     } catch (error) {
-      // Connected but the stream is not usable yet: deliveries fail and retry; the next delivery
-      // attempt or reconnect runs this again.
+      // Connected but the stream is not usable yet (JetStream still starting, a slow server, a
+      // conflicting stream): deliveries fail and retry, and the setup runs again by itself with
+      // backoff, so the channel comes up even when no event is waiting to push it.
       this.ready = false;
       this.state.down(`jetstream setup failed: ${describeError(error)}`);
+      this.retrySetupLater(connection);
     }
+  }
+
+  private retrySetupLater(connection: NatsConnection): void {
+    this.setupFailures += 1;
+    clearTimeout(this.setupRetry);
+    this.setupRetry = setTimeout(
+      () => {
+        if (this.closing || this.ready || connection !== this.connection || connection.isClosed() || !this.transportUp) return;
+        void this.setup(connection);
+      },
+      Math.min(250 * 2 ** Math.min(this.setupFailures, 5), 5_000),
+    );
+    this.setupRetry.unref();
   }
 
   private subscribeRelay(connection: NatsConnection, onMessage: (payload: string) => void): void {

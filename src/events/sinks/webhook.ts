@@ -2,11 +2,18 @@
  * Webhook sink: POSTs the exact envelope bytes to the instance's webhookUrl with
  * `X-Webhook-Signature` = lowercase hex HMAC-SHA256(body, instance's webhook secret).
  * Any answer other than 2xx, or none within the timeout, is a failed attempt.
+ *
+ * Targets: a URL the admin key set (at /instance/create) may reach any address, as receivers often
+ * run on the same host. Any other URL goes only to public addresses (src/media/address.ts) unless
+ * WEBHOOK_ALLOW_PRIVATE_URLS: an IP literal is checked before connecting, a host name at connect
+ * time against the addresses it resolves to (so DNS rebinding cannot reach a private address).
  */
 import { createHmac } from 'node:crypto';
-import { request } from 'undici';
-import type { Instance } from '../../instances/service.js';
+import type { LookupAddress } from 'node:dns';
+import { Agent, request, type Dispatcher } from 'undici';
+import type { Instance } from '../../instance-registry/service.js';
 import type { OutboxEntry } from '../envelope.js';
+import { ipLiteral, isPublicAddress, PrivateAddressError, publicOnlyLookup, systemResolve } from '../../media/address.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
 
 export function signBody(body: string, secret: string): string {
@@ -17,6 +24,11 @@ export interface WebhookOptions {
   timeoutMs: number;
   retry: RetryPolicy;
   userAgent: string;
+  /** WEBHOOK_ALLOW_PRIVATE_URLS: every webhook may reach private addresses. */
+  allowPrivate?: boolean;
+  /** Seams for tests: which addresses count as public, and how host names resolve. */
+  isPublic?: (address: string) => boolean;
+  resolve?: (hostname: string) => Promise<LookupAddress[]>;
 }
 
 export interface WebhookResult {
@@ -29,8 +41,25 @@ export class WebhookSink implements DurableSink {
   readonly name = 'webhook';
   readonly retry: RetryPolicy;
 
+  /** Connections of URLs that must reach public addresses: every resolved address is checked. */
+  private readonly guarded: Dispatcher;
+  private readonly isPublic: (address: string) => boolean;
+
   constructor(private readonly options: WebhookOptions) {
     this.retry = options.retry;
+    this.isPublic = options.isPublic ?? isPublicAddress;
+    this.guarded = new Agent({ connect: { lookup: publicOnlyLookup(this.isPublic, options.resolve ?? systemResolve) } });
+  }
+
+  close(): Promise<void> {
+    return this.guarded.close();
+  }
+
+  /** Why a guarded URL may not be reached (an IP literal, before connecting), or undefined. */
+  private refusal(url: URL): string | undefined {
+    const literal = ipLiteral(url.hostname);
+    if (literal && !this.isPublic(literal)) return `${url.hostname} is the non-public address ${literal}`;
+    return undefined;
   }
 
   wants(instance: Instance): boolean {
@@ -45,15 +74,36 @@ export class WebhookSink implements DurableSink {
   /** One POST, no retry; used by the lanes and by the dead-letter retry route. */
   async post(entry: Pick<OutboxEntry, 'body' | 'eventId' | 'type'>, instance: Instance): Promise<WebhookResult> {
     if (!instance.webhookUrl) return { ok: false, status: null, error: 'instance has no webhookUrl' };
+    // Only a URL the admin key set (or WEBHOOK_ALLOW_PRIVATE_URLS) may reach private receivers.
+    const guarded = !(this.options.allowPrivate === true || instance.webhookAdminSet);
+    return this.postSigned(instance.webhookUrl, instance.webhookSecret, entry, guarded);
+  }
+
+  /**
+   * One signed POST of `body` to any URL (instance webhooks, alert notices): the same headers,
+   * signature, timeout and answer handling for every webhook Waygate sends. `guarded`: the target
+   * must be a public address (an IP literal is checked before connecting, a host name against every
+   * address it resolves to at connect time, so DNS rebinding cannot reach a private address).
+   */
+  async postSigned(url: string, secret: string, entry: { body: string; eventId: string; type: string }, guarded = false): Promise<WebhookResult> {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return { ok: false, status: null, error: 'webhook URL is not a valid URL' };
+    }
+    const refused = guarded ? this.refusal(target) : undefined;
+    if (refused) return { ok: false, status: null, error: `refused: ${refused} (private targets need WEBHOOK_ALLOW_PRIVATE_URLS or the admin key)` };
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     try {
       // undici's request (not fetch): no WHATWG streams per call, keep-alive, and no redirect is followed.
-      const response = await request(instance.webhookUrl, {
+      const response = await request(target, {
+        ...(guarded ? { dispatcher: this.guarded } : {}),
         method: 'POST',
         headers: {
           'content-type': 'application/json',
           'user-agent': this.options.userAgent,
-          'x-webhook-signature': signBody(entry.body, instance.webhookSecret),
+          'x-webhook-signature': signBody(entry.body, secret),
           'x-webhook-event': entry.type,
           'x-webhook-event-id': entry.eventId,
         },
@@ -66,12 +116,24 @@ export class WebhookSink implements DurableSink {
       if (status >= 200 && status < 300) return { ok: true, status };
       return { ok: false, status, error: `receiver answered ${status}` };
     } catch (error) {
+      const privateTarget = findPrivateAddress(error);
+      if (privateTarget) {
+        return { ok: false, status: null, error: `refused: ${privateTarget.message} (private targets need WEBHOOK_ALLOW_PRIVATE_URLS or the admin key)` };
+      }
       const reason = signal.aborted
         ? `no answer within ${this.options.timeoutMs} ms`
         : `could not reach receiver: ${describeRequestError(error)}`;
       return { ok: false, status: null, error: reason };
     }
   }
+}
+
+function findPrivateAddress(error: unknown): PrivateAddressError | undefined {
+  for (let current: unknown = error, depth = 0; current && depth < 5; depth += 1) {
+    if (current instanceof PrivateAddressError) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 function describeRequestError(error: unknown): string {

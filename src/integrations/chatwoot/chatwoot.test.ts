@@ -57,7 +57,7 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
     cw = await startChatwoot();
     gw = await startGateway({
       dialect,
-      env: { MEDIA_ALLOW_PRIVATE_URLS: 'true', MEDIA_ALLOW_HTTP_URLS: 'true', CHANNEL_RETRY_BASE_MS: '50', CHANNEL_RETRY_MAX_MS: '200' },
+      env: { MEDIA_ALLOW_PRIVATE_URLS: 'true', MEDIA_ALLOW_HTTP_URLS: 'true', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', CHANNEL_RETRY_BASE_MS: '50', CHANNEL_RETRY_MAX_MS: '200' },
     });
     events = recordEvents(gw);
     support = await connectedInstance(gw, uniqueNumber());
@@ -485,7 +485,7 @@ describe('Chatwoot integration across a restart', () => {
   it('delivers the events that waited for Chatwoot after the gateway restarts, once each, in order; the webhook keeps working', async () => {
     const cw = await startChatwoot();
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-chatwoot-'));
-    const env = { MEDIA_ALLOW_PRIVATE_URLS: 'true', MEDIA_ALLOW_HTTP_URLS: 'true', CHANNEL_RETRY_BASE_MS: '50', CHANNEL_RETRY_MAX_MS: '200' };
+    const env = { MEDIA_ALLOW_PRIVATE_URLS: 'true', MEDIA_ALLOW_HTTP_URLS: 'true', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', CHANNEL_RETRY_BASE_MS: '50', CHANNEL_RETRY_MAX_MS: '200' };
     let gw = await startGateway({ dataDir, env });
     try {
       const support = await connectedInstance(gw, uniqueNumber());

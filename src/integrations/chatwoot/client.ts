@@ -3,6 +3,7 @@
  * version): `/api/v1/accounts/{account_id}/...` with the `api_access_token` header. Every call has
  * a time limit; failures throw ChatwootApiError with the HTTP status (null: no answer).
  */
+import type { Dispatcher } from 'undici';
 
 export class ChatwootApiError extends Error {
   constructor(
@@ -66,6 +67,8 @@ export class ChatwootClient {
   constructor(
     private readonly target: ChatwootTarget,
     private readonly userAgent: string,
+    /** Connections to public addresses only (checked at connect time), unless private targets are allowed. */
+    private readonly dispatcher?: Dispatcher,
   ) {}
 
   async listInboxes(): Promise<CwInbox[]> {
@@ -164,7 +167,9 @@ export class ChatwootClient {
     }
     let response: Response;
     try {
-      response = await fetch(url, { method, headers, ...(payload !== undefined ? { body: payload } : {}), signal: AbortSignal.timeout(TIMEOUT_MS), redirect: 'error' });
+      const init = { method, headers, ...(payload !== undefined ? { body: payload } : {}), signal: AbortSignal.timeout(TIMEOUT_MS), redirect: 'error' as const };
+      // Node's fetch takes an undici dispatcher.
+      response = await fetch(url, this.dispatcher ? { ...init, dispatcher: this.dispatcher } : init);
     } catch (error) {
       throw new ChatwootApiError(`Chatwoot did not answer ${method} ${path}: ${error instanceof Error ? error.message : String(error)}`, null);
     }

@@ -2,6 +2,8 @@
 import { Gauge } from 'prom-client';
 import type { ModuleFactory } from '../../modules.js';
 import { API_PREFIX } from '../../http/versioning.js';
+import { Agent } from 'undici';
+import { nonPublicTarget, publicOnlyLookup } from '../../media/address.js';
 import { VERSION } from '../../version.js';
 import { ChatwootRepo } from './repo.js';
 import { chatwootRoutes } from './routes.js';
@@ -9,6 +11,9 @@ import { ChatwootService } from './service.js';
 import { ChatwootSink } from './sink.js';
 
 export const chatwootModule: ModuleFactory = async (deps) => {
+  // The base URL is set with an instance token: private targets only with WEBHOOK_ALLOW_PRIVATE_URLS,
+  // checked when it is set and again at every connection against the resolved addresses.
+  const guarded = deps.config.webhook.allowPrivateUrls ? undefined : new Agent({ connect: { lookup: publicOnlyLookup() } });
   const service = new ChatwootService({
     repo: new ChatwootRepo(deps.storage.db),
     instances: deps.instances,
@@ -20,6 +25,7 @@ export const chatwootModule: ModuleFactory = async (deps) => {
     log: deps.log,
     userAgent: `Waygate/${VERSION}`,
     apiPrefix: API_PREFIX,
+    ...(guarded ? { targetGuard: (url: string) => nonPublicTarget(new URL(url)), dispatcher: guarded } : {}),
   });
   // Loaded before any event is stored: the sink's wants() reads this cache.
   await service.load();
@@ -38,6 +44,9 @@ export const chatwootModule: ModuleFactory = async (deps) => {
   return {
     name: 'chatwoot',
     routes: [chatwootRoutes(service)],
-    stop: () => service.settled(),
+    stop: async () => {
+      await service.settled();
+      await guarded?.close();
+    },
   };
 };

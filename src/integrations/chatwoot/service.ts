@@ -9,16 +9,17 @@
  *   accepts agents' outgoing, non-private messages and sends them through the MessagingService;
  *   the messages Waygate posted itself (source_id `WAID:`) and those already sent are ignored.
  */
+import type { Dispatcher } from 'undici';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { randomToken, type Clock } from '../../clock.js';
 import { errors } from '../../errors.js';
 import type { EventEnvelope } from '../../events/envelope.js';
-import type { Instance, InstanceService } from '../../instances/service.js';
+import type { Instance, InstanceService } from '../../instance-registry/service.js';
 import { mediaKey, type MediaStore } from '../../media/store.js';
 import { jidToNumber, type SentMessage } from '../../network/port.js';
-import type { MessagingService } from '../../sending/service.js';
-import type { MessageStore, StoredMessage } from '../../sending/store.js';
+import type { MessagingService } from '../../outgoing/service.js';
+import type { MessageStore, StoredMessage } from '../../message-store/store.js';
 import type { SessionRegistry } from '../../sessions/registry.js';
 import { ChatwootApiError, ChatwootClient, type CwConversation, type CwInbox } from './client.js';
 import { AGENT_CLAIM, type ChatMapping, type ChatwootOptions, type ChatwootRepo, type ChatwootSettings } from './repo.js';
@@ -77,6 +78,14 @@ export interface ServiceDeps {
   apiPrefix: string;
   /** Pacing of imports (tests pass their own). */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Why a Chatwoot base URL may not be used (a private or loopback target), or undefined; absent
+   * when private targets are allowed (WEBHOOK_ALLOW_PRIVATE_URLS). The base URL is set with an
+   * instance token, so it follows the rule of webhook URLs set that way.
+   */
+  targetGuard?: (url: string) => Promise<string | undefined>;
+  /** With targetGuard: connections to Chatwoot reach public addresses only, checked at connect time (no DNS rebinding). */
+  dispatcher?: Dispatcher;
 }
 
 type Data = Record<string, unknown>;
@@ -111,8 +120,10 @@ export class ChatwootService {
     const previous = this.settings.get(instance.id) ?? (await this.deps.repo.find(instance.id));
     const webhookSecret = previous?.webhookSecret ?? randomToken(24);
     const baseUrl = input.baseUrl.replace(/\/+$/, '');
+    const refused = this.deps.targetGuard ? await this.deps.targetGuard(baseUrl).catch(() => 'not a valid URL') : undefined;
+    if (refused) throw errors.callbackUrlRefused(`baseUrl: ${refused}; private and loopback targets need WEBHOOK_ALLOW_PRIVATE_URLS=true`);
     const waygateUrl = input.waygateUrl ? input.waygateUrl.replace(/\/+$/, '') : null;
-    const client = new ChatwootClient({ baseUrl, accountId: input.accountId, apiToken: input.apiAccessToken }, this.deps.userAgent);
+    const client = new ChatwootClient({ baseUrl, accountId: input.accountId, apiToken: input.apiAccessToken }, this.deps.userAgent, this.deps.dispatcher);
     let inbox: CwInbox;
     let inboxCreated = false;
     const webhookUrl = waygateUrl ? `${waygateUrl}${this.webhookPath(instance.id, webhookSecret)}` : undefined;
@@ -463,7 +474,7 @@ export class ChatwootService {
   }
 
   private client(settings: ChatwootSettings): ChatwootClient {
-    return new ChatwootClient({ baseUrl: settings.baseUrl, accountId: settings.accountId, apiToken: settings.apiToken }, this.deps.userAgent);
+    return new ChatwootClient({ baseUrl: settings.baseUrl, accountId: settings.accountId, apiToken: settings.apiToken }, this.deps.userAgent, this.deps.dispatcher);
   }
 
   // --- import (through Chatwoot's API, paced; never into its database) ---

@@ -1,7 +1,7 @@
 /** The WhatsApp -> Chatwoot road: a durable sink, so events wait in the outbox (in order) while Chatwoot is away. */
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../../events/sink.js';
 import type { EventEnvelope, OutboxEntry } from '../../events/envelope.js';
-import type { Instance } from '../../instances/service.js';
+import type { Instance } from '../../instance-registry/service.js';
 import { ChatwootApiError } from './client.js';
 import type { ChatwootService } from './service.js';
 

@@ -10,6 +10,7 @@ import {
   type NumberCheck,
   type PageOf,
   type PageRequest,
+  type EventData,
 } from '../port.js';
 import { type ChatState, type SandboxWorld } from './world.js';
 import { chatJidOf } from '../addressing.js';
@@ -136,7 +137,7 @@ export class SandboxChats implements ChatOperations {
       for (const message of toAcknowledge) {
         const sender = jidToNumber(message.participant ?? message.key.remoteJid);
         if (!sender) continue;
-        const data: Record<string, unknown> = {
+        const data: EventData<'READ_RECEIPT'> = {
           key: { remoteJid: chat.kind === 'person' ? toJid(owner) : chat.jid, fromMe: true, id: message.key.id },
           receipt: 'read',
           readTimestamp,

@@ -15,6 +15,7 @@ import {
   type MessageOperations,
   type MessageTarget,
   type SentMessage,
+  type EventData,
 } from '../port.js';
 import { isParticipant, participantNumbers } from './groups.js';
 import { newMessageId } from './network.js';
@@ -60,7 +61,7 @@ export class SandboxMessages implements MessageOperations {
     for (const target of targets) {
       const sender = jidToNumber(target.participant ?? target.key.remoteJid);
       if (!sender || this.world.hasBlocked(sender, me)) continue;
-      const data: Payload = {
+      const data: EventData<'READ_RECEIPT'> = {
         key: { remoteJid: group ? chatJid : toJid(me), fromMe: true, id: target.key.id },
         receipt: 'read',
         readTimestamp,
@@ -72,7 +73,7 @@ export class SandboxMessages implements MessageOperations {
 
   async sendPresence(chatJid: string, state: ChatPresenceState): Promise<void> {
     const me = this.me();
-    const data: Payload = { remoteJid: isGroupJid(chatJid) ? chatJid : toJid(me), participant: toJid(me), presence: state };
+    const data: EventData<'CHAT_PRESENCE'> = { remoteJid: isGroupJid(chatJid) ? chatJid : toJid(me), participant: toJid(me), presence: state };
     await this.world.emitToAll(this.recipients(chatJid, me), { type: 'CHAT_PRESENCE', data });
   }
 

@@ -131,7 +131,7 @@ export class SandboxNetwork {
     const target = this.linked.get(to);
     if (!target || !target.isConnected()) return;
     const jid = toJid(from);
-    await target.notify('CHAT_PRESENCE', { remoteJid: jid, participant: jid, presence });
+    await target.notify({ type: 'CHAT_PRESENCE', data: { remoteJid: jid, participant: jid, presence } });
   }
 
   /**

@@ -63,7 +63,7 @@ describe('sandbox network', () => {
     const connection = await events.next(a.id, 'CONNECTION', (e) => e.data.status === 'CONNECTED');
     expect(connection.data).toMatchObject({ status: 'CONNECTED', number });
     const status = await gw.api('GET', '/api/v1/instance/status', { key: a.token });
-    expect(status.body).toEqual({ instanceId: a.id, instanceName: a.name, status: 'CONNECTED', number });
+    expect(status.body).toEqual({ instanceId: a.id, instanceName: a.name, status: 'CONNECTED', number, health: { score: 100, reasons: [] } });
     expect((await gw.api('GET', '/api/v1/instance/qr', { key: a.token })).status).toBe(409);
     // Statuses went created -> CONNECTING -> QRCODE -> CONNECTED.
     expect(events.of(a.id, 'CONNECTION').map((e) => e.data.status)).toEqual(['CONNECTING', 'QRCODE', 'CONNECTED']);
@@ -193,7 +193,12 @@ describe('sandbox network', () => {
     expect(phone.body).toEqual({ instanceId: a.id, status: 'LOGGED_OUT' });
     const event = await events.next(a.id, 'CONNECTION', (e) => e.data.status === 'LOGGED_OUT');
     expect(event.data.reason).toBe('logged_out_from_phone');
-    expect((await gw.api('GET', '/api/v1/instance/status', { key: a.token })).body).toEqual({ instanceId: a.id, instanceName: a.name, status: 'LOGGED_OUT' });
+    expect((await gw.api('GET', '/api/v1/instance/status', { key: a.token })).body).toEqual({
+      instanceId: a.id,
+      instanceName: a.name,
+      status: 'LOGGED_OUT',
+      health: { score: 0, reasons: ['logged out: logged_out_from_phone (-100)', '1 connection loss(es) in 15 min (-10)'] },
+    });
     expect((await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'x' } })).status).toBe(409);
 
     const reconnect = await gw.api('POST', '/api/v1/instance/connect', { key: a.token });

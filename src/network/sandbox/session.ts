@@ -16,6 +16,7 @@ import {
   type SentMessage,
   type Session,
   type SessionHost,
+  type CanonicalEvent,
 } from '../port.js';
 import { newMessageId, type SandboxNetwork } from './network.js';
 import { buildOutgoing } from './outgoing.js';
@@ -202,8 +203,8 @@ export class SandboxSession implements Session {
   }
 
   /** Emits any other event on behalf of the network (receipts, presence, calls). */
-  async notify(type: 'READ_RECEIPT' | 'PRESENCE' | 'CHAT_PRESENCE' | 'CALL', data: Record<string, unknown>): Promise<void> {
-    await this.host.emit({ type, data });
+  async notify(event: Extract<CanonicalEvent, { type: 'READ_RECEIPT' | 'PRESENCE' | 'CHAT_PRESENCE' | 'CALL' }>): Promise<void> {
+    await this.host.emit(event);
   }
 
   private async reconnectNow(): Promise<void> {

@@ -15,6 +15,7 @@ import {
   type PrivacySettings,
   type UserInfo,
   type UserOperations,
+  type EventData,
 } from '../port.js';
 import { pictureUrl, storePicture, type AccountState, type SandboxWorld } from './world.js';
 import { pageOf } from '../paging.js';
@@ -186,6 +187,6 @@ export class SandboxUsers implements UserOperations {
   }
 }
 
-function presenceData(view: PresenceView): Record<string, unknown> {
+function presenceData(view: PresenceView): EventData<'PRESENCE'> {
   return { id: view.jid, presence: view.presence, ...(view.lastSeen !== null ? { lastSeen: view.lastSeen } : {}) };
 }

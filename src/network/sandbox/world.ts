@@ -14,13 +14,12 @@
  * the first time they are used (`hydrate`), leaving out what was cleared or deleted.
  */
 import { randomBytes, randomInt } from 'node:crypto';
+import { messageChangeOf, withEditedText, type MessageChange } from '../payloads.js';
 import {
   isGroupJid,
   isNewsletterJid,
   jidToNumber,
-  messageChangeOf,
   toJid,
-  withEditedText,
   type BusinessProfile,
   type CallRecord,
   type CanonicalEvent,
@@ -30,7 +29,6 @@ import {
   type GroupSettings,
   type ImageInput,
   type Label,
-  type MessageChange,
   type PrivacyAudience,
   type PrivacySettings,
   type SessionHost,
@@ -286,20 +284,21 @@ export class SandboxWorld {
   }
 
   private see(entry: { number: string | null }, event: CanonicalEvent): void {
-    const data = event.data;
     switch (event.type) {
       case 'CONNECTION': {
-        const status = data.status as string;
-        if (status === 'CONNECTED' && typeof data.number === 'string') entry.number = data.number;
+        const { status, number } = event.data;
+        if (status === 'CONNECTED' && number !== undefined) entry.number = number;
         if (status === 'LOGGED_OUT') entry.number = null;
         return;
       }
       case 'MESSAGE':
       case 'SEND_MESSAGE': {
         if (entry.number === null) return;
-        const key = data.key as ChatMessage['key'] | undefined;
-        const content = data.message as Record<string, unknown> | undefined;
-        if (!key || !content) return;
+        const data = event.data;
+        const { key } = data;
+        // A failed send (SEND_MESSAGE status FAILED) carries no content.
+        const content = data.message;
+        if (!content) return;
         // A deletion or an edit changes the message in this account's chat, as the phone shows it.
         const change = messageChangeOf(content);
         if (change) return this.changeMessage(entry.number, key.remoteJid, change);
@@ -319,7 +318,7 @@ export class SandboxWorld {
         return;
       }
       case 'CALL':
-        if (entry.number !== null) this.recordCall(entry.number, data);
+        if (entry.number !== null) this.recordCall(entry.number, event.data);
         return;
       // The rest changes nothing the world keeps from events.
       case 'READ_RECEIPT':

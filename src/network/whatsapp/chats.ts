@@ -8,7 +8,7 @@
  */
 import type { proto } from 'baileys';
 import { errors } from '../../errors.js';
-import type { StoredMessage } from '../../sending/store.js';
+import type { StoredMessage } from '../port.js';
 import {
   isGroupJid,
   isNewsletterJid,

@@ -10,13 +10,12 @@ import type { Kysely } from 'kysely';
 import { systemClock, type Clock } from '../../clock.js';
 import type { WhatsAppConfig } from '../../config.js';
 import type { Database } from '../../storage/schema.js';
-import type { NetworkDriver, SessionHost } from '../port.js';
+import type { ChatMessages, MessageLookup, NetworkDriver, SessionHost } from '../port.js';
 import { WhatsAppAuthStore } from './auth-store.js';
 import { systemTimers, type Timers } from './caches.js';
-import { LayeredMessageStore, MemoryMessageStore, type DriverMessageStore, type MessageLookup } from './message-store.js';
+import { LayeredMessageStore, MemoryMessageStore, type DriverMessageStore } from './message-store.js';
 import { WhatsAppSession, type InstanceNetworkConfig, type WhatsAppSettings } from './session.js';
-import { WhatsAppStateStore, type ChatMessageSource } from './state-store.js';
-import { MessageStore } from '../../sending/store.js';
+import { WhatsAppStateStore } from './state-store.js';
 
 /** A pino-compatible logger (Fastify's); Baileys gets a child of it. */
 export interface DriverLogger {
@@ -40,10 +39,10 @@ export interface WhatsAppDriverOptions {
   clock?: Clock;
   timers?: Timers;
   random?: () => number;
-  /** The gateway's message store (src/sending/store.ts), for messages older than the in-memory window. */
+  /** The gateway's message store, for messages older than the in-memory window. */
   sharedMessages?: MessageLookup;
-  /** The gateway's message store for chat history (a store over `db` when not given). */
-  chatMessages?: ChatMessageSource;
+  /** The gateway's message store for chat history (read, and joined by history-sync messages). */
+  chatMessages: ChatMessages;
 }
 
 /** The driver's settings from the gateway config. */
@@ -66,14 +65,14 @@ export class WhatsAppDriver implements NetworkDriver {
   readonly store: WhatsAppAuthStore;
   private readonly messages: DriverMessageStore;
   readonly state: WhatsAppStateStore;
-  private readonly chatMessages: ChatMessageSource;
+  private readonly chatMessages: ChatMessages;
   private readonly sessions = new Set<WhatsAppSession>();
 
   constructor(private readonly options: WhatsAppDriverOptions) {
     this.store = new WhatsAppAuthStore(options.db, options.clock ?? systemClock);
     this.messages = new LayeredMessageStore(new MemoryMessageStore(options.settings.messageCacheSize), options.sharedMessages);
     this.state = new WhatsAppStateStore(options.db, options.clock ?? systemClock);
-    this.chatMessages = options.chatMessages ?? new MessageStore(options.db);
+    this.chatMessages = options.chatMessages;
   }
 
   open(host: SessionHost): WhatsAppSession {

@@ -10,6 +10,7 @@
  * messages and after a restart.
  */
 import { proto, type WAMessage, type WAMessageKey } from 'baileys';
+import type { MessageLookup } from '../port.js';
 import { BoundedMap } from './addresses.js';
 
 export interface StoredMessage {
@@ -73,13 +74,7 @@ export class MemoryMessageStore implements DriverMessageStore {
   }
 }
 
-/** What the driver needs of the gateway's message store (src/sending/store.ts): lookup by id. */
-export interface MessageLookup {
-  find(
-    instanceId: string,
-    messageId: string,
-  ): Promise<{ key: { remoteJid: string; fromMe: boolean; id: string }; participant?: string; pushName?: string; message: Record<string, unknown>; messageTimestamp: number } | undefined>;
-}
+
 
 /** Memory first, then the shared store (whose JSON is turned back into the protobuf). */
 export class LayeredMessageStore implements DriverMessageStore {

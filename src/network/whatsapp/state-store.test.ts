@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { proto, type BaileysEventMap, type WAMessage } from 'baileys';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MessageStore, messageTypeOf } from '../../sending/store.js';
+import { MessageStore, messageTypeOf } from '../../message-store/store.js';
 import { dropSchema, type Storage } from '../../storage/db.js';
 import type { CanonicalEvent } from '../port.js';
 import * as F from './fixtures/baileys-payloads.js';

@@ -10,8 +10,7 @@
 import { isWABusinessPlatform, type BaileysEventMap, type ChatUpdate, type WACallEvent } from 'baileys';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Clock } from '../../clock.js';
-import { messageTypeOf, type MessageFilter, type StoredMessage } from '../../sending/store.js';
-import type { ChatFilter, PageRequest } from '../port.js';
+import { messageTypeOf, type ChatFilter, type ChatMessages, type PageRequest } from '../port.js';
 import type { Database, WhatsAppCallsTable, WhatsAppChatsTable, WhatsAppContactsTable, WhatsAppLabelsTable } from '../../storage/schema.js';
 import type { LidDirectory } from './addresses.js';
 import { isUserMessage, messageData, toSeconds } from './translate-in.js';
@@ -21,12 +20,8 @@ export type ContactRow = Selectable<WhatsAppContactsTable>;
 export type LabelRow = Selectable<WhatsAppLabelsTable>;
 export type CallRow = Selectable<WhatsAppCallsTable>;
 
-/** What the driver uses of the gateway's message store (src/sending/store.ts). */
-export interface ChatMessageSource {
-  save(message: StoredMessage): Promise<void>;
-  search(instanceId: string, filter: MessageFilter, page: PageRequest): Promise<{ items: StoredMessage[]; total: number }>;
-  find(instanceId: string, messageId: string): Promise<StoredMessage | undefined>;
-}
+/** What the driver uses of the gateway's message store (handed in through the port). */
+export type ChatMessageSource = ChatMessages;
 
 /** Fields of a chat an event or an operation sets; absent ones stay as they are. */
 export interface ChatPatch {

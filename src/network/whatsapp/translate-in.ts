@@ -20,7 +20,7 @@ import {
   type WAMessageUpdate,
   type MessageUserReceiptUpdate,
 } from 'baileys';
-import type { CanonicalEvent, EventMedia } from '../port.js';
+import type { CanonicalEvent, EventData, EventMedia, EventMessageKey } from '../port.js';
 import type { ResolvedAddress } from './addresses.js';
 
 export interface AddressBook {
@@ -53,9 +53,9 @@ export function messageToJson(message: proto.IMessage): Json {
 }
 
 /** A message key as events show it. */
-export function keyView(key: WAMessageKey, addresses: AddressBook): Json {
+export function keyView(key: WAMessageKey, addresses: AddressBook): EventMessageKey {
   const chat = addresses.resolve(key.remoteJid ?? '', key.remoteJidAlt);
-  const view: Json = { remoteJid: chat.jid, fromMe: Boolean(key.fromMe), id: key.id ?? '' };
+  const view: EventMessageKey = { remoteJid: chat.jid, fromMe: Boolean(key.fromMe), id: key.id ?? '' };
   if (chat.lid) view.remoteJidLid = chat.lid;
   if (key.participant) {
     const participant = addresses.resolve(key.participant, key.participantAlt);
@@ -66,7 +66,7 @@ export function keyView(key: WAMessageKey, addresses: AddressBook): Json {
 }
 
 /** The MESSAGE payload of one message (also used inside HISTORY_SYNC). */
-export function messageData(message: WAMessage, addresses: AddressBook): Json {
+export function messageData(message: WAMessage, addresses: AddressBook): EventData<'MESSAGE'> {
   return {
     key: keyView(message.key, addresses),
     pushName: message.pushName ?? '',
@@ -171,7 +171,7 @@ export function receiptEvents(receipts: MessageUserReceiptUpdate[], ctx: Inbound
     const played = toSeconds(receipt.playedTimestamp);
     const read = toSeconds(receipt.readTimestamp);
     const delivered = toSeconds(receipt.receiptTimestamp);
-    const data: Json = { key: keyView(key, ctx.addresses), receipt: played ? 'played' : read ? 'read' : 'delivered' };
+    const data: EventData<'READ_RECEIPT'> = { key: keyView(key, ctx.addresses), receipt: played ? 'played' : read ? 'read' : 'delivered' };
     if (read) data.readTimestamp = read;
     if (played) data.playedTimestamp = played;
     if (delivered) data.deliveredTimestamp = delivered;
@@ -179,7 +179,7 @@ export function receiptEvents(receipts: MessageUserReceiptUpdate[], ctx: Inbound
       data.participant = reader.jid;
       if (reader.lid) data.participantLid = reader.lid;
     }
-    return { type: 'READ_RECEIPT', data };
+    return { type: 'READ_RECEIPT' as const, data };
   });
 }
 
@@ -191,12 +191,12 @@ export function presenceEvents(update: BaileysEventMap['presence.update'], ctx: 
     const who = ctx.addresses.resolve(participantJid);
     const state = presence.lastKnownPresence;
     if (state === 'available' || state === 'unavailable') {
-      const data: Json = { id: who.jid, presence: state };
+      const data: EventData<'PRESENCE'> = { id: who.jid, presence: state };
       if (who.lid) data.lid = who.lid;
       if (presence.lastSeen) data.lastSeen = presence.lastSeen;
       events.push({ type: 'PRESENCE', data });
     } else {
-      const data: Json = { remoteJid: chat.jid, participant: who.jid, presence: state };
+      const data: EventData<'CHAT_PRESENCE'> = { remoteJid: chat.jid, participant: who.jid, presence: state };
       if (chat.lid) data.remoteJidLid = chat.lid;
       if (who.lid) data.participantLid = who.lid;
       events.push({ type: 'CHAT_PRESENCE', data });
@@ -209,7 +209,7 @@ export function presenceEvents(update: BaileysEventMap['presence.update'], ctx: 
 export function callEvents(calls: WACallEvent[], ctx: InboundContext): CanonicalEvent[] {
   return calls.map((call) => {
     const from = ctx.addresses.resolve(call.from, call.callerPn);
-    const data: Json = {
+    const data: EventData<'CALL'> = {
       id: call.id,
       from: from.jid,
       status: call.status,
@@ -220,14 +220,14 @@ export function callEvents(calls: WACallEvent[], ctx: InboundContext): Canonical
     };
     if (from.lid) data.fromLid = from.lid;
     if (call.groupJid) data.groupJid = call.groupJid;
-    return { type: 'CALL', data };
+    return { type: 'CALL' as const, data };
   });
 }
 
-function contactData(contact: Partial<WAContact>, ctx: InboundContext): Json | undefined {
+function contactData(contact: Partial<WAContact>, ctx: InboundContext): (Json & { id: string }) | undefined {
   if (!contact.id) return undefined;
   const who = ctx.addresses.resolve(contact.id, contact.phoneNumber ?? contact.lid);
-  const data: Json = { id: who.jid };
+  const data: Json & { id: string } = { id: who.jid };
   if (who.lid ?? contact.lid) data.lid = who.lid ?? contact.lid;
   for (const field of ['name', 'notify', 'verifiedName', 'status', 'imgUrl'] as const) {
     if (contact[field] !== undefined) data[field] = contact[field];
@@ -276,7 +276,7 @@ export function groupEvents(
     case 'participants': {
       const { id, author, authorPn, participants, action } = input.update;
       const by = author ? ctx.addresses.resolve(author, authorPn) : undefined;
-      const data: Json = { action, id, participants: participants.map((p) => participantView(p, ctx)) };
+      const data: EventData<'GROUP'> = { action, id, participants: participants.map((p) => participantView(p, ctx)) };
       if (by) {
         data.author = by.jid;
         if (by.lid) data.authorLid = by.lid;
@@ -297,7 +297,7 @@ export function labelEvents(
   }
   const { association, type } = input.change;
   const chat = ctx.addresses.resolve(association.chatId);
-  const data: Json = { action: type, labelId: association.labelId, chatId: chat.jid };
+  const data: EventData<'LABEL'> = { action: type, labelId: association.labelId, chatId: chat.jid };
   if (chat.lid) data.chatLid = chat.lid;
   if ('messageId' in association) data.messageId = association.messageId;
   return [{ type: 'LABEL', data }];
@@ -372,13 +372,13 @@ export function pollVoteData(
   selectedOptions: string[],
   tally: { name: string; voters: string[] }[],
   addresses: AddressBook,
-): Json {
+): EventData<'MESSAGE'> {
   const base = messageData(vote, addresses);
   return {
     ...base,
     pollVote: {
       pollKey: keyView(pollKey, addresses),
-      voter: (base.key as Json).participant ?? (vote.key.fromMe ? 'me' : (base.key as Json).remoteJid),
+      voter: base.key.participant ?? (vote.key.fromMe ? 'me' : base.key.remoteJid),
       selectedOptions,
       results: tally.map((entry) => ({ name: entry.name, votes: entry.voters.length, voters: entry.voters.map((v) => addresses.resolve(v).jid) })),
     },

@@ -1,0 +1,34 @@
+// The browser of the end-to-end test (test/web.e2e.test.ts): Debian's chromium, driven by
+// playwright-core. Installed with apt when missing, like the other local services.
+import { execSync } from 'node:child_process';
+import fs from 'node:fs';
+
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** Launch flags for a headless run on a server: no sandbox (root in a container), no network chatter. */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** Answers the browser's path, installing Debian's chromium first when it is absent. */
+export function ensureChromium(log = console.log) {
+  if (fs.existsSync(CHROMIUM)) return CHROMIUM;
+  log(`${CHROMIUM} is missing; installing Debian's chromium`);
+  execSync('apt-get install -y chromium || (apt-get update && apt-get install -y chromium)', { stdio: 'inherit', shell: '/bin/bash' });
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`chromium could not be installed at ${CHROMIUM}`);
+  return CHROMIUM;
+}
+
+/** Builds the web interface when web/dist is missing (the e2e test serves it). */
+export function ensureWebBuilt(root, log = console.log) {
+  if (fs.existsSync(`${root}/web/dist/index.html`)) return;
+  log('web/dist is missing; building the web interface');
+  execSync('npm run build:web', { stdio: 'inherit', cwd: root });
+}

@@ -1,0 +1,103 @@
+/** The send router's rules, with in-memory twins of the repo, instances and health. */
+import type { FastifyRequest } from 'fastify';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../clock.js';
+import { errors } from '../../errors.js';
+import type { Instance, InstanceService } from '../../instance-registry/service.js';
+import type { OutgoingMessage } from '../../network/port.js';
+import type { SendResult } from '../../outgoing/service.js';
+import type { FailoverRepo } from './repo.js';
+import { FailoverService } from './service.js';
+
+function instance(id: string): Instance {
+  return {
+    id,
+    name: id,
+    network: 'sandbox',
+    status: 'CONNECTED',
+    number: '5500000000',
+    webhookUrl: null,
+    webhookAdminSet: false,
+    webhookSecret: 'x'.repeat(32),
+    webhookEvents: 'ALL',
+    settings: {},
+    proxyUrl: null,
+    createdAt: 0,
+    updatedAt: 0,
+  };
+}
+
+async function setup(scores: Record<string, number>) {
+  const all = new Map(Object.keys(scores).map((id) => [id, instance(id)]));
+  const repo = {
+    existingInstances: (ids: string[]) => Promise.resolve(new Set(ids.filter((id) => all.has(id)))),
+    insert: () => Promise.resolve(),
+    setSticky: () => Promise.resolve(),
+  } as unknown as FailoverRepo;
+  const service = new FailoverService({
+    repo,
+    instances: { find: (id: string) => Promise.resolve(all.get(id)) } as unknown as InstanceService,
+    health: { scoreOf: (id) => Promise.resolve({ score: scores[id] ?? 0, reasons: [] }) },
+    clock: new ManualClock(),
+    log: pino({ level: 'silent' }),
+    tokenGraceSeconds: 60,
+    groupAdded: () => undefined,
+  });
+  const { token } = await service.create({ name: 'g', members: Object.keys(scores), policy: 'priority' });
+  const request = { routeOptions: { url: '/api/v1/send/text' } } as FastifyRequest;
+  const caller = (await service.resolve(token, request))!;
+  const message: OutgoingMessage = { kind: 'text', to: '5511999990000', text: 'hi', linkPreview: false };
+  return { service, caller, message, all };
+}
+
+const sent = (member: Instance): SendResult => ({ instanceId: member.id, key: { remoteJid: 'x@s.whatsapp.net', fromMe: true, id: 'ID' }, message: {}, messageTimestamp: 1, status: 'SENT' });
+
+describe('failover send router', () => {
+  it('tries the next member when a send was refused before it reached the network', async () => {
+    const { service, caller, message } = await setup({ a: 100, b: 100, c: 100 });
+    const tried: string[] = [];
+    const result = await service.send(caller, message, (member) => {
+      tried.push(member.id);
+      if (member.id === 'a') return Promise.reject(errors.notConnected('DISCONNECTED'));
+      if (member.id === 'b') return Promise.reject(errors.networkRateLimited());
+      return Promise.resolve(sent(member));
+    });
+    expect(tried).toEqual(['a', 'b', 'c']);
+    expect(result.instanceId).toBe('c');
+  });
+
+  it('never sends again a message that failed on the way, nor one the caller got wrong', async () => {
+    const { service, caller, message } = await setup({ a: 100, b: 100 });
+    for (const error of [errors.networkError('WhatsApp refused the request: timeout'), errors.badRequest('bad'), new Error('boom')]) {
+      const tried: string[] = [];
+      await expect(
+        service.send(caller, message, (member) => {
+          tried.push(member.id);
+          return Promise.reject(error);
+        }),
+      ).rejects.toBe(error);
+      expect(tried).toEqual(['a']);
+    }
+  });
+
+  it('answers 503 when every eligible member refused, and skips members below minHealth', async () => {
+    const { service, caller, message } = await setup({ a: 40, b: 90 });
+    const tried: string[] = [];
+    const failure = await service
+      .send(caller, message, (member) => {
+        tried.push(member.id);
+        return Promise.reject(errors.notConnected('CONNECTING'));
+      })
+      .catch((error: unknown) => error);
+    expect(tried).toEqual(['b']);
+    expect(failure).toMatchObject({ status: 503, code: 'failover_no_eligible_member' });
+  });
+
+  it('refuses group tokens outside /send/*', async () => {
+    const { service } = await setup({ a: 100 });
+    const { token } = await service.create({ name: 'h', members: ['a'] });
+    await expect(service.resolve(token, { routeOptions: { url: '/api/v1/chat/list' } } as FastifyRequest)).rejects.toMatchObject({ status: 403, code: 'group_token_send_only' });
+    expect(await service.resolve('wgt_not-a-group-token', { routeOptions: { url: '/api/v1/send/text' } } as FastifyRequest)).toBeUndefined();
+  });
+});

@@ -1,0 +1,312 @@
+/**
+ * The message store: every message an instance sent or received (from MESSAGE and SEND_MESSAGE
+ * events), so later requests can quote it, forward it or download its media by message id.
+ */
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import type { ChatMessages, MessageFilter, MessageKey, StoredMessage } from '../network/port.js';
+
+// The stored shapes are declared by the port, which hands this store to the drivers.
+export { messageTypeOf } from '../network/port.js';
+export type { MessageFilter, StoredMedia, StoredMessage } from '../network/port.js';
+import type { Database } from '../storage/schema.js';
+
+type MessageRow = Database['messages'];
+
+/** `message_type` of a message deleted for everyone (its content and media are gone). */
+export const REVOKED_TYPE = 'revoked';
+/** `message_type` of a decrypted poll vote: kept for GET /message/poll-results, never shown as a message. */
+export const POLL_VOTE_TYPE = 'pollVote';
+
+export interface StoredPollVote {
+  voter: string;
+  selectedOptions: string[];
+  messageTimestamp: number;
+}
+
+/** A LIKE pattern (backslash escapes) matching values that contain `text`. */
+function containing(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Where a message's readable text sits: text, extended text, or a media caption. */
+const TEXT_PATHS = [['conversation'], ['extendedTextMessage', 'text'], ['imageMessage', 'caption'], ['videoMessage', 'caption'], ['documentMessage', 'caption']];
+
+interface PendingWrite {
+  row: MessageRow;
+  done: Promise<void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+export class MessageStore implements ChatMessages {
+  /** Rows waiting for the next multi-row write, by `<instanceId> <messageId>`. */
+  private batch = new Map<string, PendingWrite>();
+  /** Writes not yet finished, so a read right after a send sees its message. */
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private flushing: Promise<void> | undefined;
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /**
+   * Stores (or updates) a message. Writes of the same tick share one statement, so recording
+   * messages does not slow the send road; the promise resolves once the row is written.
+   */
+  save(message: StoredMessage): Promise<void> {
+    const row = toRow(message);
+    const id = `${row.instance_id} ${row.message_id}`;
+    const waiting = this.batch.get(id);
+    if (waiting) {
+      // The same message twice in one batch (an update): one row, the newest content, any media kept.
+      waiting.row = { ...row, ...(row.media_key ? {} : pickMedia(waiting.row)) };
+      return waiting.done;
+    }
+    let resolve!: () => void;
+    let reject!: (error: unknown) => void;
+    const done = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    this.batch.set(id, { row, done, resolve, reject });
+    const tracked = done.finally(() => {
+      if (this.inFlight.get(id) === tracked) this.inFlight.delete(id);
+    });
+    tracked.catch(() => undefined);
+    this.inFlight.set(id, tracked);
+    if (!this.flushing) this.flushing = new Promise<void>((finished) => setImmediate(() => void this.flush().finally(finished)));
+    return done;
+  }
+
+  /** Resolves once every message saved so far is written. */
+  async settled(): Promise<void> {
+    while (this.flushing) await this.flushing;
+  }
+
+  private async flush(): Promise<void> {
+    const batch = [...this.batch.values()];
+    this.batch = new Map();
+    try {
+      // SQLite allows 32766 bound values per statement; 15 columns a row keeps well inside that.
+      for (let i = 0; i < batch.length; i += 500) await this.write(batch.slice(i, i + 500).map((w) => w.row));
+      for (const waiting of batch) waiting.resolve();
+    } catch {
+      // One bad row (its instance was just deleted) must not sink the others: write them one by one.
+      for (const waiting of batch) {
+        await this.write([waiting.row]).then(waiting.resolve, waiting.reject);
+      }
+    } finally {
+      this.flushing = undefined;
+      if (this.batch.size > 0) this.flushing = new Promise<void>((finished) => setImmediate(() => void this.flush().finally(finished)));
+    }
+  }
+
+  private async write(rows: MessageRow[]): Promise<void> {
+    await this.db
+      .insertInto('messages')
+      .values(rows)
+      .onConflict((conflict) =>
+        conflict.columns(['instance_id', 'message_id']).doUpdateSet((eb) => ({
+          content: eb.ref('excluded.content'),
+          message_type: eb.ref('excluded.message_type'),
+          media_key: eb.fn.coalesce('excluded.media_key', 'messages.media_key'),
+          media_mimetype: eb.fn.coalesce('excluded.media_mimetype', 'messages.media_mimetype'),
+          media_size: eb.fn.coalesce('excluded.media_size', 'messages.media_size'),
+          media_file_name: eb.fn.coalesce('excluded.media_file_name', 'messages.media_file_name'),
+          media_sha256: eb.fn.coalesce('excluded.media_sha256', 'messages.media_sha256'),
+        })),
+      )
+      .execute();
+  }
+
+  async find(instanceId: string, messageId: string): Promise<StoredMessage | undefined> {
+    await this.inFlight.get(`${instanceId} ${messageId}`)?.catch(() => undefined);
+    const row = await this.db
+      .selectFrom('messages')
+      .selectAll()
+      .where('instance_id', '=', instanceId)
+      .where('message_id', '=', messageId)
+      .where('message_type', '!=', POLL_VOTE_TYPE)
+      .executeTakeFirst();
+    return row ? fromRow(row) : undefined;
+  }
+
+  /** Messages of an instance matching `filter`, newest first (poll votes not included). */
+  async search(instanceId: string, filter: MessageFilter, page: { offset: number; limit: number }): Promise<{ items: StoredMessage[]; total: number }> {
+    await this.settled();
+    let query = this.db.selectFrom('messages').where('instance_id', '=', instanceId).where('message_type', '!=', POLL_VOTE_TYPE);
+    if (filter.remoteJid !== undefined) query = query.where('remote_jid', '=', filter.remoteJid);
+    if (filter.messageId !== undefined) query = query.where('message_id', '=', filter.messageId);
+    if (filter.fromMe !== undefined) query = query.where('from_me', '=', filter.fromMe ? 1 : 0);
+    if (filter.since !== undefined) query = query.where('message_timestamp', '>=', filter.since);
+    if (filter.until !== undefined) query = query.where('message_timestamp', '<=', filter.until);
+    if (filter.text !== undefined) {
+      query = query.where(sql<boolean>`lower(${this.textExpression()}) like lower(${containing(filter.text)}) escape '\\'`);
+    }
+    const counted = await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirst();
+    const rows = await query
+      .selectAll()
+      .orderBy('message_timestamp', 'desc')
+      .orderBy('created_at', 'desc')
+      .orderBy('message_id', 'desc')
+      .offset(page.offset)
+      .limit(page.limit)
+      .execute();
+    return { items: rows.map(fromRow), total: Number(counted?.n ?? 0) };
+  }
+
+  /** The text or caption of the stored content, in the database's JSON dialect. */
+  private textExpression() {
+    const postgres = this.db.getExecutor().adapter instanceof PostgresAdapter;
+    const parts = TEXT_PATHS.map((path) =>
+      postgres ? sql.raw(`(content::jsonb #>> '{${path.join(',')}}')`) : sql.raw(`json_extract(content, '$.${path.join('.')}')`),
+    );
+    return sql`coalesce(${sql.join(parts)})`;
+  }
+
+  /**
+   * Replaces the content of a stored message (an edit, or a deletion for everyone with
+   * REVOKED_TYPE and `{}`); a revoked message also loses its media. Returns the media key it
+   * dropped, for the caller to delete from the media store.
+   */
+  async replaceContent(instanceId: string, messageId: string, messageType: string, content: Record<string, unknown>): Promise<string | undefined> {
+    const current = await this.find(instanceId, messageId);
+    if (!current) return undefined;
+    const revoked = messageType === REVOKED_TYPE;
+    await this.db
+      .updateTable('messages')
+      .set({
+        message_type: messageType,
+        content: JSON.stringify(content),
+        ...(revoked ? { media_key: null, media_mimetype: null, media_size: null, media_file_name: null, media_sha256: null } : {}),
+      })
+      .where('instance_id', '=', instanceId)
+      .where('message_id', '=', messageId)
+      .execute();
+    return revoked ? current.media?.key : undefined;
+  }
+
+  /** Keeps a decrypted poll vote (the vote message's id, the voter and the option names). */
+  savePollVote(instanceId: string, vote: { key: MessageKey; pollMessageId: string; voter: string; selectedOptions: string[]; messageTimestamp: number; createdAt: number }): Promise<void> {
+    return this.save({
+      instanceId,
+      key: vote.key,
+      participant: vote.voter,
+      messageType: POLL_VOTE_TYPE,
+      message: { pollMessageId: vote.pollMessageId, selectedOptions: vote.selectedOptions },
+      messageTimestamp: vote.messageTimestamp,
+      createdAt: vote.createdAt,
+    });
+  }
+
+  /** The latest vote of each voter in a poll, oldest first. */
+  async pollVotes(instanceId: string, pollMessageId: string): Promise<StoredPollVote[]> {
+    await this.settled();
+    const rows = await this.db
+      .selectFrom('messages')
+      .select(['participant', 'content', 'message_timestamp'])
+      .where('instance_id', '=', instanceId)
+      .where('message_type', '=', POLL_VOTE_TYPE)
+      .where(sql<boolean>`content like ${containing(JSON.stringify(pollMessageId))} escape '\\'`)
+      .orderBy('message_timestamp', 'asc')
+      .orderBy('created_at', 'asc')
+      .execute();
+    const latest = new Map<string, StoredPollVote>();
+    for (const row of rows) {
+      const vote = JSON.parse(row.content) as { pollMessageId?: string; selectedOptions?: string[] };
+      if (vote.pollMessageId !== pollMessageId || !row.participant) continue;
+      latest.delete(row.participant);
+      latest.set(row.participant, { voter: row.participant, selectedOptions: vote.selectedOptions ?? [], messageTimestamp: Number(row.message_timestamp) });
+    }
+    return [...latest.values()];
+  }
+
+  /** Which of `keys` a stored message references (the orphan media sweep keeps those). */
+  async referencedMediaKeys(keys: string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    await this.settled();
+    const rows = await this.db.selectFrom('messages').select('media_key').where('media_key', 'in', keys).execute();
+    return new Set(rows.flatMap((row) => (row.media_key ? [row.media_key] : [])));
+  }
+
+  /**
+   * Deletes up to `limit` messages stored before `before` (ms) and returns the media keys they
+   * held, for the caller to delete from the media store.
+   */
+  async pruneBatch(before: number, limit = 500): Promise<{ deleted: number; mediaKeys: string[] }> {
+    const rows = await this.db
+      .selectFrom('messages')
+      .select(['instance_id', 'message_id', 'media_key'])
+      .where('created_at', '<', before)
+      .limit(limit)
+      .execute();
+    for (const row of rows) {
+      await this.db.deleteFrom('messages').where('instance_id', '=', row.instance_id).where('message_id', '=', row.message_id).execute();
+    }
+    return { deleted: rows.length, mediaKeys: rows.flatMap((r) => (r.media_key ? [r.media_key] : [])) };
+  }
+
+  /** Messages the instances sent (from_me) stored at or after `since` (ms), all instances together. */
+  async countSentSince(since: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('messages')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('created_at', '>=', since)
+      .where('from_me', '=', 1)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+}
+
+function toRow(message: StoredMessage): MessageRow {
+  const media = message.media;
+  return {
+    instance_id: message.instanceId,
+    message_id: message.key.id,
+    remote_jid: message.key.remoteJid,
+    from_me: message.key.fromMe ? 1 : 0,
+    participant: message.participant ?? null,
+    push_name: message.pushName ?? null,
+    message_type: message.messageType,
+    content: JSON.stringify(message.message),
+    message_timestamp: message.messageTimestamp,
+    media_key: media?.key ?? null,
+    media_mimetype: media?.mimetype ?? null,
+    media_size: media?.size ?? null,
+    media_file_name: media?.fileName ?? null,
+    media_sha256: media?.sha256 ?? null,
+    created_at: message.createdAt,
+  };
+}
+
+function pickMedia(row: MessageRow): Partial<MessageRow> {
+  return {
+    media_key: row.media_key,
+    media_mimetype: row.media_mimetype,
+    media_size: row.media_size,
+    media_file_name: row.media_file_name,
+    media_sha256: row.media_sha256,
+  };
+}
+
+function fromRow(row: MessageRow): StoredMessage {
+  return {
+    instanceId: row.instance_id,
+    key: { remoteJid: row.remote_jid, fromMe: Number(row.from_me) === 1, id: row.message_id },
+    ...(row.participant ? { participant: row.participant } : {}),
+    ...(row.push_name ? { pushName: row.push_name } : {}),
+    messageType: row.message_type,
+    message: JSON.parse(row.content) as Record<string, unknown>,
+    messageTimestamp: Number(row.message_timestamp),
+    ...(row.media_key && row.media_mimetype
+      ? {
+          media: {
+            key: row.media_key,
+            mimetype: row.media_mimetype,
+            size: Number(row.media_size ?? 0),
+            ...(row.media_file_name ? { fileName: row.media_file_name } : {}),
+            sha256: row.media_sha256 ?? '',
+          },
+        }
+      : {}),
+    createdAt: Number(row.created_at),
+  };
+}

@@ -1,0 +1,24 @@
+/** Sending: every /send kind, paced batches and the /message media routes. */
+import type { ModuleFactory } from '../modules.js';
+import { BatchRepo } from './batch-repo.js';
+import { BatchService } from './batch.js';
+import { messageRoutes, sendRoutes } from './routes.js';
+
+export const sendingModule: ModuleFactory = (deps) => {
+  const batches = new BatchService(
+    new BatchRepo(deps.storage.db),
+    deps.sending,
+    deps.instances,
+    deps.config.batch,
+    deps.clock,
+    deps.sleep,
+    deps.log,
+  );
+  return {
+    name: 'sending',
+    routes: [sendRoutes(deps.sending, batches, deps.config.media.bodyLimitBytes, deps.mediaAdmission), messageRoutes(deps.sending)],
+    // Unfinished batches carry on where they stopped.
+    start: () => batches.resume(),
+    stop: () => batches.stop(),
+  };
+};

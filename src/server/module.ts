@@ -1,0 +1,10 @@
+/** Server: /server/ok health and /metrics (Prometheus). */
+import type { ModuleFactory } from '../modules.js';
+import { metricsRoutes } from './metrics.js';
+import { serverRoutes } from './routes.js';
+
+export const serverModule: ModuleFactory = (deps) => ({
+  name: 'server',
+  rootRoutes: [metricsRoutes(deps.metrics)],
+  routes: [serverRoutes({ version: deps.version, startedAt: deps.startedAt, channels: deps.channelHealth, role: deps.role })],
+});
