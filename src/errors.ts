@@ -241,7 +241,7 @@ export const errors = {
   // admin/: failover groups
   failoverGroupNotFound: (groupId: string) => fail('failover_group_not_found', `failover group ${groupId} not found`),
   failoverGroupNameTaken: (name: string) => fail('failover_group_name_taken', `a failover group named ${name} already exists`),
-  failoverUnknownMembers: (ids: string[]) => fail('failover_unknown_members', `members: no instance with id ${ids.join(', ')}`),
+  failoverUnknownMembers: (ids: readonly string[] | string) => fail('failover_unknown_members', `members: no instance with id ${[ids].flat().join(', ')}`),
   /** A failover-group token on an instance route other than /send/*. */
   groupTokenSendOnly: () =>
     fail('group_token_send_only', 'a failover-group token may only call the /send/* routes; use an instance token for this route'),

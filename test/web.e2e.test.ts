@@ -28,7 +28,8 @@ describe('web interface in chromium', () => {
     fs.mkdirSync(shots, { recursive: true });
     receiver.defaultStatus = 500;
     await receiver.start();
-    gw = await startGateway({ env: { WEBHOOK_MAX_ATTEMPTS: '1' } });
+    // The receiver runs on loopback: a self-hoster's setting (SECURITY.md) lets an instance token point its webhook there.
+    gw = await startGateway({ env: { WEBHOOK_MAX_ATTEMPTS: '1', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
     browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.setDefaultTimeout(15_000);

@@ -1,5 +1,6 @@
 /** Schemas shared by every feature: error replies, paging, phone numbers. */
 import { Type, type TSchema } from 'typebox';
+import { PHONE_NUMBER_PATTERN } from '../network/addressing.js';
 import { ERROR_CODE_LIST, ERROR_CODES, type ErrorCode } from '../errors.js';
 
 /**
@@ -61,7 +62,7 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
 }
 
 /** The one phone-number rule: E.164 without "+", 7 to 15 digits (network/addressing.ts normalises). */
-export const PHONE_NUMBER_PATTERN = '^[0-9]{7,15}$';
+export { PHONE_NUMBER_PATTERN };
 
 export const PhoneNumber = Type.String({
   pattern: PHONE_NUMBER_PATTERN,

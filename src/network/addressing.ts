@@ -4,9 +4,10 @@
  * schema's pattern) and becomes `<number>@s.whatsapp.net`; a chat id is such a number or a JID.
  */
 import { errors } from '../errors.js';
-import { PHONE_NUMBER_PATTERN } from '../http/schemas.js';
 import { isGroupJid, isNewsletterJid, jidToNumber, toJid } from './port.js';
 
+/** The one phone-number rule (E.164: 7 to 15 digits with the country code); http/schemas.ts uses it too. */
+export const PHONE_NUMBER_PATTERN = '^[0-9]{7,15}$';
 const PHONE_NUMBER = new RegExp(PHONE_NUMBER_PATTERN);
 
 export function isPhoneNumber(value: string): boolean {
