@@ -27,7 +27,8 @@ export default tseslint.config(
         'error',
         {
           selector: "NewExpression[callee.name='AppError']",
-          message: 'Errors come from the one registry: add a factory to `errors` in src/errors.ts (with its code in ERROR_CODES) and throw errors.xxx(...).',
+          message:
+            'Errors come from the one registry: add a factory to `errors` in src/errors.ts (with its code in ERROR_CODES) and throw errors.xxx(...).',
         },
       ],
     },

@@ -10,7 +10,12 @@ import { InstanceRepo } from '../dist/instances/repo.js';
 import { InstanceService } from '../dist/instance-registry/service.js';
 import { openStorage } from '../dist/storage/db.js';
 
-const config = loadConfig({ DATA_DIR: process.env.DATA_DIR, LOG_LEVEL: 'silent', RATE_LIMIT_PER_IP: '10000000', RATE_LIMIT_PER_KEY: '10000000' });
+const config = loadConfig({
+  DATA_DIR: process.env.DATA_DIR,
+  LOG_LEVEL: 'silent',
+  RATE_LIMIT_PER_IP: '10000000',
+  RATE_LIMIT_PER_KEY: '10000000',
+});
 const storage = await openStorage(config.databaseUrl);
 const repo = new InstanceRepo(storage.db);
 const cached = new InstanceService(repo, systemClock, 60, { size: 10_000, ttlSeconds: 30 });
@@ -25,8 +30,14 @@ function echoRoute(access) {
 const noLimits = { hit: async () => ({ allowed: true, remaining: 1, retryAfter: 0 }) };
 const common = { config, clock: systemClock, adminKey: 'bench-admin-key-0123456789abcdef', logger: pino({ level: 'silent' }) };
 const apps = [
-  [await buildApp({ ...common, instances: cached, rateLimitStore: new MemoryWindowStore(), routes: [echoRoute('instance')] }), process.env.PORT_GUARDED],
-  [await buildApp({ ...common, instances: uncached, rateLimitStore: new MemoryWindowStore(), routes: [echoRoute('instance')] }), process.env.PORT_UNCACHED],
+  [
+    await buildApp({ ...common, instances: cached, rateLimitStore: new MemoryWindowStore(), routes: [echoRoute('instance')] }),
+    process.env.PORT_GUARDED,
+  ],
+  [
+    await buildApp({ ...common, instances: uncached, rateLimitStore: new MemoryWindowStore(), routes: [echoRoute('instance')] }),
+    process.env.PORT_UNCACHED,
+  ],
   [await buildApp({ ...common, instances: cached, rateLimitStore: noLimits, routes: [echoRoute('none')] }), process.env.PORT_OPEN],
 ];
 for (const [app, port] of apps) await app.listen({ port: Number(port), host: '127.0.0.1' });

@@ -38,7 +38,15 @@ export async function startProcess(args, env, { readyUrl, readyLine, timeoutMs =
   for (;;) {
     if (child.exitCode !== null) throw new Error(`process exited early: ${output}`);
     if (Date.now() > deadline) throw new Error(`process not ready: ${output.slice(-2000)}`);
-    if (readyLine ? lineSeen : await fetch(readyUrl).then((r) => r.ok, () => false)) break;
+    if (
+      readyLine
+        ? lineSeen
+        : await fetch(readyUrl).then(
+            (r) => r.ok,
+            () => false,
+          )
+    )
+      break;
     await sleep(readyLine ? 10 : 50);
   }
   return {
@@ -96,7 +104,11 @@ export function benchNumber() {
 
 /** Creates a sandbox instance and links it to a fresh number. */
 export async function connectedSandbox(url, body = {}) {
-  const created = await api(url, 'POST', '/api/v1/instance/create', ADMIN, { instanceName: `b${numberSeq + 1}-${Math.random().toString(36).slice(2, 8)}`, network: 'sandbox', ...body });
+  const created = await api(url, 'POST', '/api/v1/instance/create', ADMIN, {
+    instanceName: `b${numberSeq + 1}-${Math.random().toString(36).slice(2, 8)}`,
+    network: 'sandbox',
+    ...body,
+  });
   await api(url, 'POST', '/api/v1/instance/connect', created.token);
   const number = benchNumber();
   await api(url, 'POST', '/api/v1/sandbox/scan', ADMIN, { instanceId: created.instanceId, number });
@@ -108,7 +120,16 @@ export async function connectedSandbox(url, body = {}) {
  * returns requests/s, latency percentiles and errors.
  */
 export async function autocannon({ url, method = 'GET', headers = {}, body, connections = 64, duration = 10 }) {
-  const args = [path.join(ROOT, 'node_modules/autocannon/autocannon.js'), '--json', '-c', String(connections), '-d', String(duration), '-m', method];
+  const args = [
+    path.join(ROOT, 'node_modules/autocannon/autocannon.js'),
+    '--json',
+    '-c',
+    String(connections),
+    '-d',
+    String(duration),
+    '-m',
+    method,
+  ];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
   if (body !== undefined) args.push('-b', typeof body === 'string' ? body : JSON.stringify(body));
   args.push(url);
@@ -137,7 +158,10 @@ export function rssOf(pid) {
 
 /** Heap used, read from the gateway's /metrics (prom-client default metrics). */
 export async function heapOf(url) {
-  const text = await fetch(`${url}/metrics`).then((r) => (r.ok ? r.text() : ''), () => '');
+  const text = await fetch(`${url}/metrics`).then(
+    (r) => (r.ok ? r.text() : ''),
+    () => '',
+  );
   const match = /^nodejs_heap_size_used_bytes\s+([0-9.e+]+)/m.exec(text);
   return match ? Number(match[1]) : null;
 }

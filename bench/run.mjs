@@ -7,7 +7,21 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { Redis } from 'ioredis';
 import { WebhookReceiverForBench } from './receiver.mjs';
-import { ADMIN, ROOT, api, autocannon, connectedSandbox, emit, freePort, heapOf, rssOf, sleep, startGateway, startProcess, tempDir } from './lib.mjs';
+import {
+  ADMIN,
+  ROOT,
+  api,
+  autocannon,
+  connectedSandbox,
+  emit,
+  freePort,
+  heapOf,
+  rssOf,
+  sleep,
+  startGateway,
+  startProcess,
+  tempDir,
+} from './lib.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SEND_SECONDS = QUICK ? 5 : 20;
@@ -36,7 +50,11 @@ function sendLoad(url, token, number, duration = SHORT_SECONDS) {
 // 1. Send road vs a bare Fastify route (and 6. SQLite vs PostgreSQL).
 async function sendRoad() {
   const barePort = await freePort();
-  const bare = await startProcess(['bench/bare-server.mjs'], { PORT: String(barePort) }, { readyUrl: `http://127.0.0.1:${barePort}/api/v1/server/ok` });
+  const bare = await startProcess(
+    ['bench/bare-server.mjs'],
+    { PORT: String(barePort) },
+    { readyUrl: `http://127.0.0.1:${barePort}/api/v1/server/ok` },
+  );
   const baseline = await sendLoad(`http://127.0.0.1:${barePort}`, 'x', '5511900000000', SEND_SECONDS);
   await bare.stop();
 
@@ -44,7 +62,13 @@ async function sendRoad() {
   const inst = await connectedSandbox(gw.url);
   const waygate = await sendLoad(gw.url, inst.token, '5511900000000', SEND_SECONDS);
   await gw.stop();
-  emit(results, { figure: 'send_road', unit: 'requests/s', waygate, baseline: { name: 'bare Fastify route', ...baseline }, ratio: ratio(waygate.requestsPerSec, baseline.requestsPerSec) });
+  emit(results, {
+    figure: 'send_road',
+    unit: 'requests/s',
+    waygate,
+    baseline: { name: 'bare Fastify route', ...baseline },
+    ratio: ratio(waygate.requestsPerSec, baseline.requestsPerSec),
+  });
   return waygate;
 }
 
@@ -59,7 +83,13 @@ async function storage(sqliteRoad) {
     await gw.stop();
     execSync(`psql "${PG_URL}" -qc 'drop schema if exists ${schema} cascade'`, { stdio: 'ignore' });
   }
-  emit(results, { figure: 'storage_send_road', unit: 'requests/s', postgres, baseline: { name: 'SQLite (same run)', ...sqliteRoad }, ratio: ratio(postgres.requestsPerSec, sqliteRoad.requestsPerSec) });
+  emit(results, {
+    figure: 'storage_send_road',
+    unit: 'requests/s',
+    postgres,
+    baseline: { name: 'SQLite (same run)', ...sqliteRoad },
+    ratio: ratio(postgres.requestsPerSec, sqliteRoad.requestsPerSec),
+  });
 }
 
 // 2. End to end: send load with a webhook receiver attached.
@@ -141,7 +171,11 @@ async function fanOut() {
     const until = Date.now() + SHORT_SECONDS * 1000;
     let posts = 0;
     while (Date.now() < until) {
-      const res = await fetch(base.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-webhook-event-id': String(posts) }, body });
+      const res = await fetch(base.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-webhook-event-id': String(posts) },
+        body,
+      });
       await res.arrayBuffer();
       posts += 1;
     }
@@ -200,14 +234,24 @@ async function instanceCost() {
       });
     }
     await gw.stop();
-    const figure = { figure: `instance_cost_${network}`, state: network === 'sandbox' ? 'connected' : 'created, not connected', baseline: { name: 'same gateway with 0 instances', rssBytes: empty.rss, heapBytes: empty.heap }, sizes: perSize };
+    const figure = {
+      figure: `instance_cost_${network}`,
+      state: network === 'sandbox' ? 'connected' : 'created, not connected',
+      baseline: { name: 'same gateway with 0 instances', rssBytes: empty.rss, heapBytes: empty.heap },
+      sizes: perSize,
+    };
     if (network === 'sandbox') {
       // Start-up time of a gateway holding them all (they come back connected) vs an empty one.
       const full = await startGateway({ DATA_DIR: dataDir }, { readyLine: 'Waygate is listening' });
       await full.stop();
       const emptyStart = await startGateway({ DATA_DIR: tempDir('waygate-bench-empty-') }, { readyLine: 'Waygate is listening' });
       await emptyStart.stop();
-      figure.startup = { instances: created, readyMs: Math.round(full.readyMs), baselineEmptyMs: Math.round(emptyStart.readyMs), ratio: ratio(full.readyMs, emptyStart.readyMs) };
+      figure.startup = {
+        instances: created,
+        readyMs: Math.round(full.readyMs),
+        baselineEmptyMs: Math.round(emptyStart.readyMs),
+        ratio: ratio(full.readyMs, emptyStart.readyMs),
+      };
     }
     emit(results, figure);
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -219,11 +263,22 @@ async function authOverhead() {
   const [guardedPort, uncachedPort, openPort] = [await freePort(), await freePort(), await freePort()];
   const server = await startProcess(
     ['bench/auth-server.mjs'],
-    { DATA_DIR: tempDir('waygate-bench-auth-'), PORT_GUARDED: String(guardedPort), PORT_UNCACHED: String(uncachedPort), PORT_OPEN: String(openPort) },
+    {
+      DATA_DIR: tempDir('waygate-bench-auth-'),
+      PORT_GUARDED: String(guardedPort),
+      PORT_UNCACHED: String(uncachedPort),
+      PORT_OPEN: String(openPort),
+    },
     { readyLine: '"ready":true' },
   );
-  const token = JSON.parse(server.output().split('\n').find((l) => l.includes('"ready":true'))).token;
-  const echo = (port, headers = {}) => autocannon({ url: `http://127.0.0.1:${port}/api/v1/bench/echo`, headers, connections: CONNECTIONS, duration: SHORT_SECONDS });
+  const token = JSON.parse(
+    server
+      .output()
+      .split('\n')
+      .find((l) => l.includes('"ready":true')),
+  ).token;
+  const echo = (port, headers = {}) =>
+    autocannon({ url: `http://127.0.0.1:${port}/api/v1/bench/echo`, headers, connections: CONNECTIONS, duration: SHORT_SECONDS });
   try {
     const open = await echo(openPort);
     const before = await echo(uncachedPort, { apikey: token });
@@ -257,7 +312,8 @@ async function groupSend() {
     // Alternate direct, group, group, direct so a slowing database weighs on both alike.
     const half = Math.max(1, Math.round(SEND_SECONDS / 2));
     const runs = [];
-    for (const key of [members[0].token, group.token, group.token, members[0].token]) runs.push(await sendLoad(gw.url, key, '5511900000000', half));
+    for (const key of [members[0].token, group.token, group.token, members[0].token])
+      runs.push(await sendLoad(gw.url, key, '5511900000000', half));
     const mean = (a, b) => ({
       requestsPerSec: Math.round((a.requestsPerSec + b.requestsPerSec) / 2),
       p50Ms: (a.p50Ms + b.p50Ms) / 2,
@@ -271,7 +327,7 @@ async function groupSend() {
       figure: 'group_send',
       unit: 'requests/s',
       group: { name: 'failover group of 3 connected sandbox members (priority, sticky)', ...grouped },
-      baseline: { name: 'direct send with the serving member\'s token (same gateway)', ...direct },
+      baseline: { name: "direct send with the serving member's token (same gateway)", ...direct },
       ratio: ratio(grouped.requestsPerSec, direct.requestsPerSec),
       goal: 0.9,
     });

@@ -8,7 +8,8 @@ export const SERVICES = [
   {
     name: 'Redis',
     port: 6379,
-    start: 'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log',
+    start:
+      'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log',
   },
   { name: 'RabbitMQ', port: 5672, start: 'rabbitmq-server -detached', waitMs: 90_000 },
   { name: 'Mosquitto', port: 1883, start: 'mosquitto -d -c /etc/mosquitto/mosquitto.conf' },

@@ -11,6 +11,9 @@ fs.mkdirSync('.test-data', { recursive: true });
 const report = '.test-data/vitest-report.json';
 fs.rmSync(report, { force: true });
 
+/** The code Prettier keeps in one format (docs and data are left as written). */
+const FORMATTED = ['src/**/*.ts', 'test/**/*.ts', 'scripts/**/*.{mjs,mts,ts}', 'bench/**/*.mjs', 'web/src/**/*.{ts,tsx}', '*.{js,ts}'];
+
 let failed = 0;
 let passed = 0;
 
@@ -44,6 +47,8 @@ step('typecheck', 'npx', ['tsc', '--noEmit']);
 // `npm start` builds the production subset (no tests, no test fixtures): it must compile on its own.
 step('build', 'npx', ['tsc', '-p', 'tsconfig.build.json', '--noEmit']);
 step('lint', 'npx', ['eslint', '.']);
+// One format: Prettier's (.prettierrc) over the code; `npm run format` rewrites it.
+step('format', 'npx', ['prettier', '--check', ...FORMATTED]);
 // The web interface: its own type check (DOM, JSX) and a fresh build for the browser test.
 step('web typecheck', 'npx', ['tsc', '-p', 'web/tsconfig.json']);
 step('web build', 'npm', ['run', 'build:web']);

@@ -332,11 +332,16 @@ export function loadConfig(env: Env = process.env): Config {
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
 
 function mcpConfig(env: Env, host: string): McpConfig {
-  const list = (name: string) => text(env, name)?.split(',').map((item) => item.trim().toLowerCase()).filter((item) => item !== '');
+  const list = (name: string) =>
+    text(env, name)
+      ?.split(',')
+      .map((item) => item.trim().toLowerCase())
+      .filter((item) => item !== '');
   const hosts = list('MCP_ALLOWED_HOSTS');
   const origins = list('MCP_ALLOWED_ORIGINS');
   for (const origin of origins ?? []) {
-    if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) throw new ConfigError('MCP_ALLOWED_ORIGINS', `"${origin}" is not an origin (scheme://host[:port])`);
+    if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin))
+      throw new ConfigError('MCP_ALLOWED_ORIGINS', `"${origin}" is not an origin (scheme://host[:port])`);
   }
   // A wildcard bind address is not a name clients use; an IPv6 literal is written in brackets in Host.
   const bound = host === '0.0.0.0' || host === '::' ? [] : [host.includes(':') ? `[${host.toLowerCase()}]` : host.toLowerCase()];
@@ -426,7 +431,10 @@ function s3Config(env: Env): S3Config | undefined {
   const accessKeyId = text(env, 'S3_ACCESS_KEY_ID');
   const secretAccessKey = text(env, 'S3_SECRET_ACCESS_KEY');
   if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
-    throw new ConfigError(accessKeyId === undefined ? 'S3_ACCESS_KEY_ID' : 'S3_SECRET_ACCESS_KEY', 'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together');
+    throw new ConfigError(
+      accessKeyId === undefined ? 'S3_ACCESS_KEY_ID' : 'S3_SECRET_ACCESS_KEY',
+      'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together',
+    );
   }
   const prefix = text(env, 'S3_PREFIX') ?? '';
   if (!/^[A-Za-z0-9._/-]{0,200}$/.test(prefix)) throw new ConfigError('S3_PREFIX', 'may hold only letters, digits, ".", "_", "-" and "/"');

@@ -102,9 +102,15 @@ export const ERROR_CODES = {
   failover_group_name_taken: { status: 409, meaning: 'A failover group with this name exists.' },
   failover_unknown_members: { status: 400, meaning: 'A failover group member is not an instance id.' },
   group_token_send_only: { status: 403, meaning: 'A failover-group token on an instance route other than /send/*.' },
-  failover_no_eligible_member: { status: 503, meaning: 'No member of the failover group is connected with health at or above minHealth (or every one refused the send).' },
+  failover_no_eligible_member: {
+    status: 503,
+    meaning: 'No member of the failover group is connected with health at or above minHealth (or every one refused the send).',
+  },
   filter_required: { status: 400, meaning: 'A bulk operation without any filter; send "all": true to act on everything.' },
-  backfill_refused: { status: 400, meaning: 'A backfill whose source or target cannot be used (unknown channel, no webhook URL, nothing in range).' },
+  backfill_refused: {
+    status: 400,
+    meaning: 'A backfill whose source or target cannot be used (unknown channel, no webhook URL, nothing in range).',
+  },
   invalid_credentials: { status: 401, meaning: 'Wrong email or password at sign-in.' },
   session_required: { status: 401, meaning: 'A route of the web interface called without the access token of a signed-in user.' },
   invalid_session: { status: 401, meaning: 'The access token (JWT) is invalid, tampered or expired.' },
@@ -114,9 +120,19 @@ export const ERROR_CODES = {
   invalid_invitation: { status: 403, meaning: 'The invitation code is unknown, used or expired.' },
   owner_only: { status: 403, meaning: 'Only an owner may do this.' },
   login_locked: { status: 429, meaning: 'Too many failed sign-ins for the account or address; the body has `retryAfter`.' },
-  webhook_url_refused: { status: 422, meaning: 'A webhook URL set by a caller other than the admin key points at a private or loopback address (WEBHOOK_ALLOW_PRIVATE_URLS lifts it).' },
-  callback_url_refused: { status: 422, meaning: 'The base or callback URL of an integration set with an instance token points at a private or loopback address.' },
-  media_busy: { status: 503, meaning: 'Too many media bytes are being received at once (MEDIA_INFLIGHT_MAX_BYTES); the body has `retryAfter`.' },
+  webhook_url_refused: {
+    status: 422,
+    meaning:
+      'A webhook URL set by a caller other than the admin key points at a private or loopback address (WEBHOOK_ALLOW_PRIVATE_URLS lifts it).',
+  },
+  callback_url_refused: {
+    status: 422,
+    meaning: 'The base or callback URL of an integration set with an instance token points at a private or loopback address.',
+  },
+  media_busy: {
+    status: 503,
+    meaning: 'Too many media bytes are being received at once (MEDIA_INFLIGHT_MAX_BYTES); the body has `retryAfter`.',
+  },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
@@ -241,7 +257,8 @@ export const errors = {
   // admin/: failover groups
   failoverGroupNotFound: (groupId: string) => fail('failover_group_not_found', `failover group ${groupId} not found`),
   failoverGroupNameTaken: (name: string) => fail('failover_group_name_taken', `a failover group named ${name} already exists`),
-  failoverUnknownMembers: (ids: readonly string[] | string) => fail('failover_unknown_members', `members: no instance with id ${[ids].flat().join(', ')}`),
+  failoverUnknownMembers: (ids: readonly string[] | string) =>
+    fail('failover_unknown_members', `members: no instance with id ${[ids].flat().join(', ')}`),
   /** A failover-group token on an instance route other than /send/*. */
   groupTokenSendOnly: () =>
     fail('group_token_send_only', 'a failover-group token may only call the /send/* routes; use an instance token for this route'),
@@ -250,8 +267,7 @@ export const errors = {
     fail('failover_no_eligible_member', `no member of failover group ${name} can send now: ${detail}`),
   // admin/: alerts, backfill, bulk operations
   /** A bulk operation without any filter: it would act on everything. */
-  filterRequired: (what: string) =>
-    fail('filter_required', `${what} needs at least one filter; send "all": true to act on everything`),
+  filterRequired: (what: string) => fail('filter_required', `${what} needs at least one filter; send "all": true to act on everything`),
   /** A backfill's source or target cannot be used (unknown channel, no webhook URL, no events in range). */
   backfillRefused: (message: string) => fail('backfill_refused', message),
   // auth/: users of the web interface, sessions (JWT + refresh tokens), invitations
@@ -262,12 +278,10 @@ export const errors = {
   invalidRefreshToken: () => fail('invalid_refresh_token', 'invalid or expired refresh token; sign in again'),
   refreshTokenReused: () =>
     fail('refresh_token_reused', 'this refresh token was already used; every session of that sign-in was ended, sign in again'),
-  registrationClosed: () =>
-    fail('registration_closed', 'registration is closed: ask an owner for an invitation code'),
+  registrationClosed: () => fail('registration_closed', 'registration is closed: ask an owner for an invitation code'),
   invalidInvitation: () => fail('invalid_invitation', 'invitation code is unknown, used or expired'),
   ownerOnly: () => fail('owner_only', 'only an owner may do this'),
-  loginLocked: (retryAfter: number) =>
-    fail('login_locked', 'too many failed sign-ins; wait before trying again', { retryAfter }),
+  loginLocked: (retryAfter: number) => fail('login_locked', 'too many failed sign-ins; wait before trying again', { retryAfter }),
   // security: outbound targets (webhooks) and request admission
   /** A webhook URL (instance webhook, alert rule) set by a caller other than the admin key points at a private or loopback address: syntactically valid, refused by policy. */
   webhookUrlRefused: (message: string) => fail('webhook_url_refused', message),
@@ -275,6 +289,8 @@ export const errors = {
   callbackUrlRefused: (message: string) => fail('callback_url_refused', message),
   /** Too many media bytes are being received at once (MEDIA_INFLIGHT_MAX_BYTES): try again shortly. */
   mediaBusy: (retryAfter: number) =>
-    fail('media_busy', 'too much media is being received right now; retry after retryAfter seconds (MEDIA_INFLIGHT_MAX_BYTES)', { retryAfter }),
+    fail('media_busy', 'too much media is being received right now; retry after retryAfter seconds (MEDIA_INFLIGHT_MAX_BYTES)', {
+      retryAfter,
+    }),
   sunset: () => fail('gone', 'unprefixed routes were removed on 2027-01-01; use the same path under /api/v1'),
 } as const;

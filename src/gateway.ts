@@ -142,8 +142,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const clock = options.clock ?? systemClock;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const admin = resolveAdminKey(config.globalApiKey, config.dataDir);
-  const storage = await openStorage(config.databaseUrl, options.storage ?? (config.databaseSchema ? { schema: config.databaseSchema } : {}));
-
+  const storage = await openStorage(
+    config.databaseUrl,
+    options.storage ?? (config.databaseSchema ? { schema: config.databaseSchema } : {}),
+  );
 
   // Webhook URLs an instance token sets must reach public addresses unless WEBHOOK_ALLOW_PRIVATE_URLS.
   const webhookGuard = config.webhook.allowPrivateUrls ? undefined : (url: string) => nonPublicTarget(new URL(url));
@@ -159,12 +161,21 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const log = options.logger ?? createLogger(config.logLevel);
   // Set once the gateway exists: what to do when it must stop being the active process.
   let fatal: (error: Error) => void = () => undefined;
-  const lease = await acquireActiveLease(config.databaseUrl, options.storage?.schema ?? config.databaseSchema, config.standbyPollMs, log, (error) =>
-    fatal(error),
+  const lease = await acquireActiveLease(
+    config.databaseUrl,
+    options.storage?.schema ?? config.databaseSchema,
+    config.standbyPollMs,
+    log,
+    (error) => fatal(error),
   );
   // Rate-limit counters only: fail fast while Redis is away (the store falls back to memory).
   const redis = config.kvStoreUrl
-    ? new (await import('ioredis')).Redis(config.kvStoreUrl, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: 500 })
+    ? new (await import('ioredis')).Redis(config.kvStoreUrl, {
+        lazyConnect: false,
+        maxRetriesPerRequest: 1,
+        enableOfflineQueue: false,
+        commandTimeout: 500,
+      })
     : undefined;
   let redisErrorLogged = false;
   redis?.on('error', (error: Error) => {
@@ -256,7 +267,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const recorder = new MessageRecorder(messageStore, mediaStore, instances, config.media, clock, log);
   sessions.beforeQueue((instanceId, event) => recorder.record(instanceId, event));
   instances.onDeletion({
-    instanceDeleted: (id) => mediaStore.deletePrefix(`${id}/`).catch((error: unknown) => log.warn({ err: error, instanceId: id }, 'could not delete instance media')),
+    instanceDeleted: (id) =>
+      mediaStore
+        .deletePrefix(`${id}/`)
+        .catch((error: unknown) => log.warn({ err: error, instanceId: id }, 'could not delete instance media')),
   });
   const messaging = new MessagingService(sessions, instances, messageStore, mediaStore, new MediaResolver(config.media, mediaFetcher));
   const startedAt = Date.now();
@@ -346,7 +360,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   };
   // Media files no message points at (a crash between writing a file and saving its message).
   const sweepOrphans = async () => {
-    const removed = await sweepOrphanMedia(mediaStore, (keys) => messageStore.referencedMediaKeys(keys), clock.now() - config.media.orphanAgeSeconds * 1000);
+    const removed = await sweepOrphanMedia(
+      mediaStore,
+      (keys) => messageStore.referencedMediaKeys(keys),
+      clock.now() - config.media.orphanAgeSeconds * 1000,
+    );
     if (removed > 0) log.info({ removed }, 'removed media files no message references');
   };
   const messagePruner = setInterval(() => {
@@ -386,7 +404,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         for (const module of modules) await module.start?.();
       };
       if (lease.role === 'active') await takeOver();
-      else void lease.whenActive().then(takeOver).catch((error: unknown) => fatal(error instanceof Error ? error : new Error(String(error))));
+      else
+        void lease
+          .whenActive()
+          .then(takeOver)
+          .catch((error: unknown) => fatal(error instanceof Error ? error : new Error(String(error))));
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
       const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

@@ -88,7 +88,7 @@ describe('keys', () => {
       `wgt_${'a'.repeat(42)}`,
       `wgt_${'a'.repeat(44)}`,
       `wgt_${randomBytes(32).toString('base64url')}`,
-        gw.adminKey.slice(0, -1),
+      gw.adminKey.slice(0, -1),
       `${a.token}x`,
       a.token.toUpperCase(),
       "' OR 1=1 --",
@@ -123,7 +123,10 @@ describe('keys', () => {
       expect(res.status, `${method} ${route}`).toBe(401);
       expect(res.body).toMatchObject({ error: 'token expired, please use the new token' });
     }
-    expect(await ws(`token=${victim.token}&instanceId=${victim.id}`)).toEqual({ code: 4401, reason: 'token expired, please use the new token' });
+    expect(await ws(`token=${victim.token}&instanceId=${victim.id}`)).toEqual({
+      code: 4401,
+      reason: 'token expired, please use the new token',
+    });
     await gw.api('DELETE', `/api/v1/instance/delete/${victim.id}`, { key: gw.adminKey });
     for (const [method, route, body] of INSTANCE_ROUTES) {
       const res = await gw.api(method, route, { key: rotated.body.newToken, ...(body ? { body } : {}) });
@@ -134,14 +137,19 @@ describe('keys', () => {
 });
 
 describe('one instance reaching for another', () => {
-  it('cannot read another instance\'s messages, media, chats, batches, dead letters or stream', async () => {
+  it("cannot read another instance's messages, media, chats, batches, dead letters or stream", async () => {
     // To a contact outside the gateway (B would legitimately hold a message sent to B itself).
     const other = uniqueNumber();
-    const sent = await gw.api('POST', '/api/v1/send/media', { key: a.token, body: { number: other, media: { base64: samples.png.toString('base64') } } });
+    const sent = await gw.api('POST', '/api/v1/send/media', {
+      key: a.token,
+      body: { number: other, media: { base64: samples.png.toString('base64') } },
+    });
     expect(sent.status).toBe(200);
     const id = sent.body.key.id as string;
     // A can read its own message and media ...
-    await waitFor(async () => ((await gw.api('GET', `/api/v1/message/download/${id}`, { key: a.token })).status === 200 ? true : undefined));
+    await waitFor(async () =>
+      (await gw.api('GET', `/api/v1/message/download/${id}`, { key: a.token })).status === 200 ? true : undefined,
+    );
     // ... B cannot, whatever way it asks.
     expect((await gw.api('GET', `/api/v1/message/download/${id}`, { key: b.token })).status).toBe(404);
     expect((await gw.api('GET', `/api/v1/message/download/${id}/base64`, { key: b.token })).status).toBe(404);
@@ -154,9 +162,14 @@ describe('one instance reaching for another', () => {
     await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: other, text: 'private to A' } });
     const chats = await gw.api('GET', '/api/v1/chat/list?limit=500', { key: b.token });
     expect(JSON.stringify(chats.body)).not.toContain(other);
-    expect(JSON.stringify((await gw.api('GET', `/api/v1/message/find?text=${encodeURIComponent('private to A')}`, { key: b.token })).body.items)).toBe('[]');
+    expect(
+      JSON.stringify((await gw.api('GET', `/api/v1/message/find?text=${encodeURIComponent('private to A')}`, { key: b.token })).body.items),
+    ).toBe('[]');
     // Batches.
-    const batch = await gw.api('POST', '/api/v1/send/batch/text', { key: a.token, body: { messages: [{ number: other, text: 'batched' }] } });
+    const batch = await gw.api('POST', '/api/v1/send/batch/text', {
+      key: a.token,
+      body: { messages: [{ number: other, text: 'batched' }] },
+    });
     expect(batch.status).toBe(202);
     const batchId = batch.body.batchId ?? batch.body.id;
     expect((await gw.api('GET', `/api/v1/send/batch/${batchId}`, { key: a.token })).status).toBe(200);
@@ -236,12 +249,23 @@ describe('server-side request forgery', () => {
   });
 
   it('refuses line breaks and spaces in stored URLs (no header injection)', async () => {
-    for (const bad of ['https://hooks.example.com/a\r\nX-Injected: 1', 'https://hooks.example.com/a\nb', 'https://hooks.example.com/a b', 'https://hooks.example.com/\u0000']) {
+    for (const bad of [
+      'https://hooks.example.com/a\r\nX-Injected: 1',
+      'https://hooks.example.com/a\nb',
+      'https://hooks.example.com/a b',
+      'https://hooks.example.com/\u0000',
+    ]) {
       const res = await gw.api('POST', '/api/v1/instance/webhook', { key: a.token, body: { webhookUrl: bad } });
       expect(res.status, JSON.stringify(bad)).toBe(400);
-      const proxy = await gw.api('POST', `/api/v1/instance/proxy/${a.id}`, { key: gw.adminKey, body: { proxyUrl: bad.replace('https', 'http') } });
+      const proxy = await gw.api('POST', `/api/v1/instance/proxy/${a.id}`, {
+        key: gw.adminKey,
+        body: { proxyUrl: bad.replace('https', 'http') },
+      });
       expect(proxy.status, JSON.stringify(bad)).toBe(400);
-      const created = await gw.api('POST', '/api/v1/instance/create', { key: gw.adminKey, body: { instanceName: `inj-${randomBytes(3).toString('hex')}`, webhookUrl: bad } });
+      const created = await gw.api('POST', '/api/v1/instance/create', {
+        key: gw.adminKey,
+        body: { instanceName: `inj-${randomBytes(3).toString('hex')}`, webhookUrl: bad },
+      });
       expect(created.status, JSON.stringify(bad)).toBe(400);
     }
   });
@@ -253,13 +277,27 @@ describe('bodies', () => {
     expect(big.status).toBe(413);
     for (const depth of [1_000, 100_000]) {
       const nested = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
-      const res = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: nested.length > 65_536 ? nested.slice(0, 60_000) : nested });
+      const res = await gw.api('POST', '/api/v1/send/text', {
+        key: a.token,
+        body: nested.length > 65_536 ? nested.slice(0, 60_000) : nested,
+      });
       expect(res.status, `depth ${depth}`).toBe(400);
       const arrays = `${'['.repeat(depth)}${']'.repeat(depth)}`;
-      const res2 = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: arrays.length > 65_536 ? arrays.slice(0, 60_000) : arrays });
+      const res2 = await gw.api('POST', '/api/v1/send/text', {
+        key: a.token,
+        body: arrays.length > 65_536 ? arrays.slice(0, 60_000) : arrays,
+      });
       expect(res2.status, `array depth ${depth}`).toBe(400);
     }
-    for (const broken of ['{', '{"number":', 'null', '[]', '"x"', '{"__proto__":{"admin":true},"number":"1","text":"x"}', '{"constructor":{"prototype":{"x":1}}}']) {
+    for (const broken of [
+      '{',
+      '{"number":',
+      'null',
+      '[]',
+      '"x"',
+      '{"__proto__":{"admin":true},"number":"1","text":"x"}',
+      '{"constructor":{"prototype":{"x":1}}}',
+    ]) {
       const res = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: broken });
       expect(res.status, broken).toBeGreaterThanOrEqual(400);
       expect(res.status, broken).toBeLessThan(500);

@@ -12,13 +12,49 @@ interface Route {
 }
 
 const NASTY_VALUES: unknown[] = [
-  null, true, false, 0, -1, 1e308, -1e308, 3.14, '', ' ', 'a'.repeat(70_000), '\u0000', '😀', '../../etc/passwd',
-  '<script>', "' OR 1=1 --", [], [1, 2], {}, { $gt: '' }, { __proto__: { admin: true } }, [[[[[]]]]], 'NaN', '-0',
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1e308,
+  -1e308,
+  3.14,
+  '',
+  ' ',
+  'a'.repeat(70_000),
+  '\u0000',
+  '😀',
+  '../../etc/passwd',
+  '<script>',
+  "' OR 1=1 --",
+  [],
+  [1, 2],
+  {},
+  { $gt: '' },
+  { __proto__: { admin: true } },
+  [[[[[]]]]],
+  'NaN',
+  '-0',
 ];
 
 const RAW_BODIES = [
-  '', '{', '}', '[', 'null', 'true', '1', '"x"', '[]', '{"a":', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}',
-  '\u0000\u0001', '{"a":1,"a":2', `{"deep":${'['.repeat(5000)}${']'.repeat(5000)}}`, '\xff\xfe',
+  '',
+  '{',
+  '}',
+  '[',
+  'null',
+  'true',
+  '1',
+  '"x"',
+  '[]',
+  '{"a":',
+  '{"__proto__":{"x":1}}',
+  '{"constructor":{"prototype":{"x":1}}}',
+  '\u0000\u0001',
+  '{"a":1,"a":2',
+  `{"deep":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+  '\xff\xfe',
 ];
 
 function wrongTypeFor(schema: any): unknown[] {
@@ -128,7 +164,9 @@ describe('bad-input sweep over every route', () => {
             // Routes that take no body ignore one, and a GET may answer a harmless query: 2xx is fine there.
             const takesNoInput = route.schema === undefined || route.method === 'GET' || route.method === 'DELETE';
             if (response.status < 300 && takesNoInput) continue;
-            failures.push(`${route.method} ${path}?${attempt.query ?? ''} body=${(attempt.body ?? '').slice(0, 80)} -> ${response.status} ${text.slice(0, 120)}`);
+            failures.push(
+              `${route.method} ${path}?${attempt.query ?? ''} body=${(attempt.body ?? '').slice(0, 80)} -> ${response.status} ${text.slice(0, 120)}`,
+            );
           }
         }
       }

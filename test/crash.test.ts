@@ -27,7 +27,13 @@ describe('SIGKILL mid-burst', () => {
     await receiver.start();
     receiver.delayMs = 5; // the receiver is slower than the burst, so a backlog builds up
     const port = await freePort();
-    const env = { DATA_DIR: dataDir, GLOBAL_API_KEY: ADMIN, RATE_LIMIT_PER_IP: '1000000', RATE_LIMIT_PER_KEY: '1000000', WEBHOOK_RETRY_BASE_MS: '50' };
+    const env = {
+      DATA_DIR: dataDir,
+      GLOBAL_API_KEY: ADMIN,
+      RATE_LIMIT_PER_IP: '1000000',
+      RATE_LIMIT_PER_KEY: '1000000',
+      WEBHOOK_RETRY_BASE_MS: '50',
+    };
     gateway = await spawnGateway(env, port);
     const call = async (method: string, route: string, body?: unknown, key = ADMIN) => {
       const res = await fetch(`${gateway!.url}${route}`, {
@@ -38,7 +44,12 @@ describe('SIGKILL mid-burst', () => {
       return { status: res.status, body: (await res.json()) as any };
     };
 
-    const created = await call('POST', '/api/v1/instance/create', { instanceName: 'crash', network: 'sandbox', webhookUrl: receiver.url, webhookEvents: ['MESSAGE'] });
+    const created = await call('POST', '/api/v1/instance/create', {
+      instanceName: 'crash',
+      network: 'sandbox',
+      webhookUrl: receiver.url,
+      webhookEvents: ['MESSAGE'],
+    });
     expect(created.status).toBe(201);
     const { instanceId, token } = created.body;
     await call('POST', '/api/v1/instance/connect', undefined, token);

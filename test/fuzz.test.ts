@@ -110,7 +110,8 @@ function validFrom(schema: Schema, depth: number): fc.Arbitrary<unknown> {
       const required = new Set((schema.required ?? []) as string[]);
       const shape: Record<string, fc.Arbitrary<unknown>> = {};
       for (const [name, property] of Object.entries(properties)) shape[name] = fromSchema(property, depth + 1);
-      if (Object.keys(shape).length === 0) return type === 'object' ? fc.dictionary(fc.string({ maxLength: 8 }), anyJson, { maxKeys: 3 }) : anyJson;
+      if (Object.keys(shape).length === 0)
+        return type === 'object' ? fc.dictionary(fc.string({ maxLength: 8 }), anyJson, { maxKeys: 3 }) : anyJson;
       return fc.record(shape, { requiredKeys: [...required].filter((k) => k in shape) });
     }
   }
@@ -122,7 +123,12 @@ function operationsOf(document: any): Operation[] {
     for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
       const op = item[method];
       if (!op) continue;
-      const parameters = [...(item.parameters ?? []), ...(op.parameters ?? [])] as { in: string; name: string; schema?: Schema; required?: boolean }[];
+      const parameters = [...(item.parameters ?? []), ...(op.parameters ?? [])] as {
+        in: string;
+        name: string;
+        schema?: Schema;
+        required?: boolean;
+      }[];
       operations.push({
         method: method.toUpperCase(),
         path,
@@ -166,13 +172,24 @@ describe('fuzzing every operation of the OpenAPI document', () => {
       { weight: 6, arbitrary: fc.constant(() => a.token) },
       { weight: 3, arbitrary: fc.constant(() => gw.adminKey) },
       { weight: 1, arbitrary: fc.constant(() => b.token) },
-      { weight: 1, arbitrary: fc.constantFrom<() => string | undefined>(() => undefined, () => 'wgt_short', () => `wgt_${'A'.repeat(43)}`) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom<() => string | undefined>(
+          () => undefined,
+          () => 'wgt_short',
+          () => `wgt_${'A'.repeat(43)}`,
+        ),
+      },
     );
     const request = fc.integer({ min: 0, max: operations.length - 1 }).chain((index) => {
       const op = operations[index]!;
-      const params = fc.tuple(...op.pathParams.map(() => fc.oneof(fc.constantFrom(...knownIds()), fc.string({ minLength: 1, maxLength: 30 }), oddStrings)));
+      const params = fc.tuple(
+        ...op.pathParams.map(() => fc.oneof(fc.constantFrom(...knownIds()), fc.string({ minLength: 1, maxLength: 30 }), oddStrings)),
+      );
       const query = fc.tuple(...op.query.map((q) => fc.option(fromSchema(q), { nil: undefined })));
-      const body = op.body ? fc.oneof({ weight: 9, arbitrary: fromSchema(op.body) }, { weight: 1, arbitrary: anyJson }) : fc.constant(undefined);
+      const body = op.body
+        ? fc.oneof({ weight: 9, arbitrary: fromSchema(op.body) }, { weight: 1, arbitrary: anyJson })
+        : fc.constant(undefined);
       return fc.record({ op: fc.constant(op), params, query, body, key: keys });
     });
     const failures: string[] = [];

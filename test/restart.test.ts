@@ -44,7 +44,10 @@ describe.each(DIALECTS)('restart on %s', (dialect) => {
       expect((await contactSays(first, from, `hello from ${from}`)).status).toBe(200);
     }
     // A named contact, and a group with no message in it yet.
-    expect((await first.api('POST', '/api/v1/sandbox/accounts', { key: first.adminKey, body: { number: kept, pushName: 'Kept Contact' } })).status).toBe(200);
+    expect(
+      (await first.api('POST', '/api/v1/sandbox/accounts', { key: first.adminKey, body: { number: kept, pushName: 'Kept Contact' } }))
+        .status,
+    ).toBe(200);
     const group = await first.api('POST', '/api/v1/group/create', { key: a.token, body: { subject: 'Quiet', participants: [kept] } });
     expect(group.status).toBe(201);
     expect((await first.api('POST', '/api/v1/send/text', { key: a.token, body: { number: kept, text: 'my answer' } })).status).toBe(200);

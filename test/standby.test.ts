@@ -26,7 +26,10 @@ describe('active and standby processes on one PostgreSQL database', () => {
 
       const a = await connectedInstance(first, uniqueNumber(), { webhookUrl: receiver.url, webhookEvents: ['SEND_MESSAGE'] });
       // The standby opens no session and changes nothing the active process caches: every keyed route is 503.
-      const refused = await second.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'via standby' } });
+      const refused = await second.api('POST', '/api/v1/send/text', {
+        key: a.token,
+        body: { number: uniqueNumber(), text: 'via standby' },
+      });
       expect(refused.status).toBe(503);
       expect(refused.body.error).toMatch(/standby/);
       const webhook = await second.api('POST', '/api/v1/instance/webhook', { key: a.token, body: { webhookUrl: null } });
@@ -34,13 +37,20 @@ describe('active and standby processes on one PostgreSQL database', () => {
       expect((await second.api('GET', '/api/v1/instance/all', { key: second.adminKey })).status).toBe(503);
 
       // The receiver is failing: the event stays pending in the outbox when the active process stops.
-      const sent = await first.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'before the handover' } });
+      const sent = await first.api('POST', '/api/v1/send/text', {
+        key: a.token,
+        body: { number: uniqueNumber(), text: 'before the handover' },
+      });
       expect(sent.status).toBe(200);
       await waitFor(() => (receiver.requests.length > 0 ? true : undefined), 10_000, 'a failed attempt');
       await first.stop();
 
       receiver.defaultStatus = 200;
-      await waitFor(async () => ((await second.api('GET', '/api/v1/server/ok')).body.role === 'active' ? true : undefined), 10_000, 'the standby taking over');
+      await waitFor(
+        async () => ((await second.api('GET', '/api/v1/server/ok')).body.role === 'active' ? true : undefined),
+        10_000,
+        'the standby taking over',
+      );
       const delivered = await waitFor(
         () => receiver.requests.find((r) => r.json?.data?.key?.id === sent.body.key.id && receiver.requests.indexOf(r) > 0),
         15_000,
@@ -48,10 +58,17 @@ describe('active and standby processes on one PostgreSQL database', () => {
       );
       expect(delivered.json.event).toBe('SEND_MESSAGE');
       // The instance came back connected on the new active process and sends from there.
-      const after = await waitFor(async () => {
-        const res = await second.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'after the handover' } });
-        return res.status === 200 ? res : undefined;
-      }, 10_000, 'a send on the new active process');
+      const after = await waitFor(
+        async () => {
+          const res = await second.api('POST', '/api/v1/send/text', {
+            key: a.token,
+            body: { number: uniqueNumber(), text: 'after the handover' },
+          });
+          return res.status === 200 ? res : undefined;
+        },
+        10_000,
+        'a send on the new active process',
+      );
       expect(after.body.key.fromMe).toBe(true);
       await second.stop();
       secondStopped = true;

@@ -38,7 +38,11 @@ describe.each(DIALECTS)('auth on %s', (dialect) => {
   let owner: any;
 
   beforeAll(async () => {
-    gw = await startGateway({ dialect, clock, env: { AUTH_LOGIN_MAX_FAILURES: '3', AUTH_LOGIN_MAX_FAILURES_PER_IP: '8', AUTH_LOGIN_LOCK_SECONDS: '600' } });
+    gw = await startGateway({
+      dialect,
+      clock,
+      env: { AUTH_LOGIN_MAX_FAILURES: '3', AUTH_LOGIN_MAX_FAILURES_PER_IP: '8', AUTH_LOGIN_LOCK_SECONDS: '600' },
+    });
   });
   afterAll(async () => gw.stop());
 
@@ -46,7 +50,11 @@ describe.each(DIALECTS)('auth on %s', (dialect) => {
     expect((await gw.api('GET', '/api/v1/auth/registration')).body).toEqual({ firstUser: true, open: true });
     const first = await register(gw, 'Owner@Example.com', { name: 'Olivia' });
     expect(first.status).toBe(201);
-    expect(first.body).toMatchObject({ tokenType: 'Bearer', expiresIn: 900, user: { email: 'owner@example.com', name: 'Olivia', role: 'owner' } });
+    expect(first.body).toMatchObject({
+      tokenType: 'Bearer',
+      expiresIn: 900,
+      user: { email: 'owner@example.com', name: 'Olivia', role: 'owner' },
+    });
     expect(first.body.accessToken.split('.')).toHaveLength(3);
     const cookie = first.headers.getSetCookie().find((c) => c.startsWith('waygate_refresh='))!;
     expect(cookie).toContain('HttpOnly');
@@ -99,7 +107,13 @@ describe.each(DIALECTS)('auth on %s', (dialect) => {
     const otherKey = createHmac('sha256', 'x'.repeat(40)).update(`${header}.${payload}`).digest('base64url');
     const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${payload}.`;
     const flipped = signature.slice(0, -2) + (signature.endsWith('AA') ? 'BB' : 'AA');
-    for (const bad of [`${header}.${forged}.${signature}`, `${header}.${payload}.${otherKey}`, none, `${header}.${payload}.${flipped}`, 'not-a-jwt']) {
+    for (const bad of [
+      `${header}.${forged}.${signature}`,
+      `${header}.${payload}.${otherKey}`,
+      none,
+      `${header}.${payload}.${flipped}`,
+      'not-a-jwt',
+    ]) {
       for (const route of ['/api/v1/auth/me', '/api/v1/instance/all']) {
         const res = await gw.api('GET', route, { headers: bearer(bad) });
         expect(res.status, `${route} with ${bad.slice(-12)}`).toBe(401);
@@ -151,12 +165,17 @@ describe.each(DIALECTS)('auth on %s', (dialect) => {
   it('a JWT of an owner or operator works on admin routes; a viewer may only read', async () => {
     const list = await gw.api('GET', '/api/v1/instance/all', { headers: bearer(owner.accessToken) });
     expect(list.status).toBe(200);
-    const created = await gw.api('POST', '/api/v1/instance/create', { headers: bearer(owner.accessToken), body: { instanceName: `jwt-${dialect}`, network: 'sandbox' } });
+    const created = await gw.api('POST', '/api/v1/instance/create', {
+      headers: bearer(owner.accessToken),
+      body: { instanceName: `jwt-${dialect}`, network: 'sandbox' },
+    });
     expect(created.status).toBe(201);
 
     const operator = await invited(gw, owner.accessToken, `operator-${dialect}@example.com`, 'operator');
     expect(operator.user.role).toBe('operator');
-    expect((await gw.api('POST', `/api/v1/instance/rotate-token/${created.body.instanceId}`, { headers: bearer(operator.accessToken) })).status).toBe(200);
+    expect(
+      (await gw.api('POST', `/api/v1/instance/rotate-token/${created.body.instanceId}`, { headers: bearer(operator.accessToken) })).status,
+    ).toBe(200);
     const notOwner = await gw.api('GET', '/api/v1/auth/users', { headers: bearer(operator.accessToken) });
     expect(notOwner.status).toBe(403);
     expect(notOwner.body).toMatchObject({ error: 'only an owner may do this' });
@@ -166,19 +185,29 @@ describe.each(DIALECTS)('auth on %s', (dialect) => {
     const write = await gw.api('DELETE', `/api/v1/instance/delete/${created.body.instanceId}`, { headers: bearer(viewer.accessToken) });
     expect(write.status).toBe(403);
     expect(write.body).toMatchObject({ error: 'this account may only read; ask an owner or operator' });
-    expect((await gw.api('GET', `/api/v1/instance/all`, { key: gw.adminKey })).body.items.some((i: any) => i.instanceId === created.body.instanceId)).toBe(true);
+    expect(
+      (await gw.api('GET', `/api/v1/instance/all`, { key: gw.adminKey })).body.items.some(
+        (i: any) => i.instanceId === created.body.instanceId,
+      ),
+    ).toBe(true);
     // A JWT is not an instance token.
     expect((await gw.api('GET', '/api/v1/instance/status', { headers: bearer(owner.accessToken) })).status).toBe(401);
   });
 
   it('invitations are single-use and expire; owners manage roles but never leave no owner', async () => {
-    const invitation = await gw.api('POST', '/api/v1/auth/invitations', { headers: bearer(owner.accessToken), body: { role: 'viewer', expiresInHours: 1 } });
+    const invitation = await gw.api('POST', '/api/v1/auth/invitations', {
+      headers: bearer(owner.accessToken),
+      body: { role: 'viewer', expiresInHours: 1 },
+    });
     expect(invitation.body.registerPath).toBe(`/register?invitation=${encodeURIComponent(invitation.body.code)}`);
     expect((await register(gw, `once-${dialect}@example.com`, { invitation: invitation.body.code })).status).toBe(201);
     const again = await register(gw, `twice-${dialect}@example.com`, { invitation: invitation.body.code });
     expect(again.status).toBe(403);
     expect(again.body).toMatchObject({ error: 'invitation code is unknown, used or expired' });
-    const late = await gw.api('POST', '/api/v1/auth/invitations', { headers: bearer(owner.accessToken), body: { role: 'viewer', expiresInHours: 1 } });
+    const late = await gw.api('POST', '/api/v1/auth/invitations', {
+      headers: bearer(owner.accessToken),
+      body: { role: 'viewer', expiresInHours: 1 },
+    });
     clock.advance(3_600_001);
     owner = (await login(gw, 'owner@example.com')).body;
     expect((await register(gw, `late-${dialect}@example.com`, { invitation: late.body.code })).status).toBe(403);
@@ -189,18 +218,30 @@ describe.each(DIALECTS)('auth on %s', (dialect) => {
 
     const users = (await gw.api('GET', '/api/v1/auth/users', { headers: bearer(owner.accessToken) })).body.items;
     const viewer = users.find((u: any) => u.email === `once-${dialect}@example.com`);
-    const promoted = await gw.api('PATCH', `/api/v1/auth/users/${viewer.id}`, { headers: bearer(owner.accessToken), body: { role: 'operator' } });
+    const promoted = await gw.api('PATCH', `/api/v1/auth/users/${viewer.id}`, {
+      headers: bearer(owner.accessToken),
+      body: { role: 'operator' },
+    });
     expect(promoted.body.role).toBe('operator');
-    const lastOwner = await gw.api('PATCH', `/api/v1/auth/users/${owner.user.id}`, { headers: bearer(owner.accessToken), body: { role: 'viewer' } });
+    const lastOwner = await gw.api('PATCH', `/api/v1/auth/users/${owner.user.id}`, {
+      headers: bearer(owner.accessToken),
+      body: { role: 'viewer' },
+    });
     expect(lastOwner.status).toBe(409);
     expect((await gw.api('DELETE', `/api/v1/auth/users/${viewer.id}`, { headers: bearer(owner.accessToken) })).status).toBe(200);
   });
 
   it('changing the password ends every sign-in, including earlier access tokens', async () => {
     const other = (await login(gw, 'owner@example.com')).body;
-    const wrong = await gw.api('POST', '/api/v1/auth/me/password', { headers: bearer(owner.accessToken), body: { currentPassword: 'nope nope', newPassword: 'a brand new secret' } });
+    const wrong = await gw.api('POST', '/api/v1/auth/me/password', {
+      headers: bearer(owner.accessToken),
+      body: { currentPassword: 'nope nope', newPassword: 'a brand new secret' },
+    });
     expect(wrong.status).toBe(401);
-    const changed = await gw.api('POST', '/api/v1/auth/me/password', { headers: bearer(owner.accessToken), body: { currentPassword: PASSWORD, newPassword: 'a brand new secret' } });
+    const changed = await gw.api('POST', '/api/v1/auth/me/password', {
+      headers: bearer(owner.accessToken),
+      body: { currentPassword: PASSWORD, newPassword: 'a brand new secret' },
+    });
     expect(changed.status).toBe(200);
     expect((await gw.api('POST', '/api/v1/auth/refresh', { body: { refreshToken: other.refreshToken } })).status).toBe(401);
     expect((await gw.api('GET', '/api/v1/auth/me', { headers: bearer(other.accessToken) })).status).toBe(401);
@@ -231,7 +272,7 @@ describe.each(DIALECTS)('auth on %s', (dialect) => {
     expect(owner.user.role).toBe('owner');
   });
 
-  it('the admin WebSocket streams every instance\'s events to owners, operators and the admin key', async () => {
+  it("the admin WebSocket streams every instance's events to owners, operators and the admin key", async () => {
     const before = gw.hub.count();
     const url = gw.url.replace('http', 'ws');
     const messages: any[] = [];
@@ -241,7 +282,12 @@ describe.each(DIALECTS)('auth on %s', (dialect) => {
     const a = await createInstance(gw);
     const b = await createInstance(gw);
     for (const instance of [a, b]) expect((await gw.api('POST', '/api/v1/instance/connect', { key: instance.token })).status).toBe(200);
-    await waitFor(() => (messages.some((m) => m.instanceId === a.id && m.event === 'QRCODE') && messages.some((m) => m.instanceId === b.id && m.event === 'QRCODE') ? true : undefined));
+    await waitFor(() =>
+      messages.some((m) => m.instanceId === a.id && m.event === 'QRCODE') &&
+      messages.some((m) => m.instanceId === b.id && m.event === 'QRCODE')
+        ? true
+        : undefined,
+    );
     expect(messages.every((m) => m.event === 'CONNECTION' || m.event === 'QRCODE')).toBe(true);
     socket.close();
 

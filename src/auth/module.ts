@@ -9,7 +9,12 @@ import { bearerOf, authRoutes } from './routes.js';
 import { AuthService, resolveJwtSecret } from './service.js';
 
 export const authModule: ModuleFactory = (deps) => {
-  const service = new AuthService(new AuthRepo(deps.storage.db), deps.config.auth, resolveJwtSecret(deps.config.auth.jwtSecret, deps.config.dataDir), deps.clock);
+  const service = new AuthService(
+    new AuthRepo(deps.storage.db),
+    deps.config.auth,
+    resolveJwtSecret(deps.config.auth.jwtSecret, deps.config.dataDir),
+    deps.clock,
+  );
   deps.resolvers.admin.push(async (request) => {
     const token = bearerOf(request);
     if (!token) return undefined;

@@ -18,7 +18,10 @@ export class AuthRepo {
   constructor(private readonly db: Kysely<Database>) {}
 
   async countUsers(): Promise<number> {
-    const row = await this.db.selectFrom('auth_users').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('auth_users')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -48,7 +51,12 @@ export class AuthRepo {
     return rows.map((row) => normalise(row)!);
   }
 
-  async updateUser(id: string, change: Partial<Pick<UserRow, 'email' | 'name' | 'role' | 'password_hash'>>, now: number, bumpSession: boolean): Promise<void> {
+  async updateUser(
+    id: string,
+    change: Partial<Pick<UserRow, 'email' | 'name' | 'role' | 'password_hash'>>,
+    now: number,
+    bumpSession: boolean,
+  ): Promise<void> {
     await this.db
       .updateTable('auth_users')
       .set((eb) => ({ ...change, updated_at: now, ...(bumpSession ? { session_version: eb('session_version', '+', 1) } : {}) }))
@@ -63,7 +71,15 @@ export class AuthRepo {
   async insertRefreshToken(record: { hash: string; userId: string; family: string; expiresAt: number; createdAt: number }): Promise<void> {
     await this.db
       .insertInto('auth_refresh_tokens')
-      .values({ hash: record.hash, user_id: record.userId, family: record.family, expires_at: record.expiresAt, created_at: record.createdAt, used_at: null, revoked_at: null })
+      .values({
+        hash: record.hash,
+        user_id: record.userId,
+        family: record.family,
+        expires_at: record.expiresAt,
+        created_at: record.createdAt,
+        used_at: null,
+        revoked_at: null,
+      })
       .execute();
   }
 
@@ -93,11 +109,21 @@ export class AuthRepo {
   }
 
   async revokeFamily(family: string, now: number): Promise<void> {
-    await this.db.updateTable('auth_refresh_tokens').set({ revoked_at: now }).where('family', '=', family).where('revoked_at', 'is', null).execute();
+    await this.db
+      .updateTable('auth_refresh_tokens')
+      .set({ revoked_at: now })
+      .where('family', '=', family)
+      .where('revoked_at', 'is', null)
+      .execute();
   }
 
   async revokeUser(userId: string, now: number): Promise<void> {
-    await this.db.updateTable('auth_refresh_tokens').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+    await this.db
+      .updateTable('auth_refresh_tokens')
+      .set({ revoked_at: now })
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .execute();
   }
 
   /** Tokens past their lifetime are of no use to anyone (reuse detection needs them only until then). */

@@ -2,7 +2,8 @@
 import { Type } from 'typebox';
 
 export const Role = Type.Enum(['owner', 'operator', 'viewer'], {
-  description: '`owner`: everything, including users and invitations. `operator`: every admin route. `viewer`: read-only admin routes (GET).',
+  description:
+    '`owner`: everything, including users and invitations. `operator`: every admin route. `viewer`: read-only admin routes (GET).',
 });
 
 const Email = Type.String({ format: 'email', maxLength: 254, description: 'The sign-in name (kept lowercased).' });
@@ -36,21 +37,32 @@ export const RegisterBody = Type.Object(
     email: Email,
     password: Password,
     name: Type.Optional(Name),
-    invitation: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'An invitation code from an owner (POST /auth/invitations).' })),
+    invitation: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'An invitation code from an owner (POST /auth/invitations).' }),
+    ),
   },
   { additionalProperties: false },
 );
 
-export const LoginBody = Type.Object({ email: Email, password: Type.String({ minLength: 1, maxLength: 256 }) }, { additionalProperties: false });
+export const LoginBody = Type.Object(
+  { email: Email, password: Type.String({ minLength: 1, maxLength: 256 }) },
+  { additionalProperties: false },
+);
 
 export const RefreshBody = Type.Object(
   { refreshToken: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Omit when the refresh cookie is sent.' })) },
   { additionalProperties: false },
 );
 
-export const ProfileBody = Type.Object({ name: Type.Optional(Name), email: Type.Optional(Email) }, { additionalProperties: false, minProperties: 1 });
+export const ProfileBody = Type.Object(
+  { name: Type.Optional(Name), email: Type.Optional(Email) },
+  { additionalProperties: false, minProperties: 1 },
+);
 
-export const PasswordBody = Type.Object({ currentPassword: Type.String({ minLength: 1, maxLength: 256 }), newPassword: Password }, { additionalProperties: false });
+export const PasswordBody = Type.Object(
+  { currentPassword: Type.String({ minLength: 1, maxLength: 256 }), newPassword: Password },
+  { additionalProperties: false },
+);
 
 export const UserIdParams = Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
 
@@ -58,8 +70,15 @@ export const RoleBody = Type.Object({ role: Role }, { additionalProperties: fals
 
 export const InvitationBody = Type.Object(
   {
-    role: Type.Optional(Type.Enum(['owner', 'operator', 'viewer'], { default: 'operator', description: 'The role the invited person gets (default operator).' })),
-    expiresInHours: Type.Optional(Type.Integer({ minimum: 1, maximum: 720, default: 72, description: 'Hours the code stays valid (default 72).' })),
+    role: Type.Optional(
+      Type.Enum(['owner', 'operator', 'viewer'], {
+        default: 'operator',
+        description: 'The role the invited person gets (default operator).',
+      }),
+    ),
+    expiresInHours: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 720, default: 72, description: 'Hours the code stays valid (default 72).' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -80,10 +99,13 @@ export const CreatedInvitation = Type.Object({
   registerPath: Type.String({ description: 'Path of the web interface page that registers with this code.' }),
 });
 
-export const InvitationIdParams = Type.Object({ invitation_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+export const InvitationIdParams = Type.Object(
+  { invitation_id: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
 
 export const AdminSocketQuery = Type.Object({
   token: Type.Optional(Type.String({ description: 'An owner or operator access token (JWT), or the admin key.' })),
   events: Type.Optional(Type.String({ description: 'Comma-separated event types to receive (default: all).' })),
-  instanceId: Type.Optional(Type.String({ description: 'Only this instance\'s events (default: every instance).' })),
+  instanceId: Type.Optional(Type.String({ description: "Only this instance's events (default: every instance)." })),
 });

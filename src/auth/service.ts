@@ -118,7 +118,15 @@ export class AuthService {
     if (await this.repo.userByEmail(email)) throw errors.conflict('a user with this email already exists');
     const now = this.clock.now();
     const id = newId();
-    const row = { id, email, name: input.name?.trim() || email.split('@')[0]!, password_hash: await hashPassword(input.password), role, created_at: now, updated_at: now };
+    const row = {
+      id,
+      email,
+      name: input.name?.trim() || email.split('@')[0]!,
+      password_hash: await hashPassword(input.password),
+      role,
+      created_at: now,
+      updated_at: now,
+    };
     try {
       await this.repo.insertUser(row);
     } catch {
@@ -288,7 +296,20 @@ export class AuthService {
       .sign(this.key);
     const refreshToken = `wgr_${randomToken(32)}`;
     const refreshSeconds = this.config.refreshTokenDays * 86_400;
-    await this.repo.insertRefreshToken({ hash: hashToken(refreshToken), userId: user.id, family, expiresAt: now + refreshSeconds * 1000, createdAt: now });
-    return { accessToken, tokenType: 'Bearer', expiresIn: this.config.accessTokenSeconds, refreshToken, refreshExpiresIn: refreshSeconds, user: publicUser(user) };
+    await this.repo.insertRefreshToken({
+      hash: hashToken(refreshToken),
+      userId: user.id,
+      family,
+      expiresAt: now + refreshSeconds * 1000,
+      createdAt: now,
+    });
+    return {
+      accessToken,
+      tokenType: 'Bearer',
+      expiresIn: this.config.accessTokenSeconds,
+      refreshToken,
+      refreshExpiresIn: refreshSeconds,
+      user: publicUser(user),
+    };
   }
 }

@@ -59,13 +59,20 @@ describe('/call on the sandbox network', () => {
     await events.next(a.id, 'CALL', (e) => e.data.id === callId && e.data.status === 'timeout');
     expect(expectStatus(await get(a, '/call/history'), 200).items[0]).toMatchObject({ callId, status: 'missed', rejectedBy: null });
     expectError(await post(a, '/call/reject', { callId }), 409, /not ringing/);
-    expectError(await gw.api('POST', '/api/v1/sandbox/calls/end', { key: gw.adminKey, body: { callId, to: a.number } }), 409, /not ringing/);
+    expectError(
+      await gw.api('POST', '/api/v1/sandbox/calls/end', { key: gw.adminKey, body: { callId, to: a.number } }),
+      409,
+      /not ringing/,
+    );
   });
 
   it('auto-rejects calls with a message when the instance asks for it, whatever its event filter', async () => {
     const a = await connectedInstance(gw, uniqueNumber());
     expect(expectStatus(await get(a, '/call/settings'), 200)).toEqual({ autoReject: false, message: null });
-    const settings = expectStatus(await post(a, '/call/settings', { autoReject: true, message: 'I cannot take calls, please write.' }), 200);
+    const settings = expectStatus(
+      await post(a, '/call/settings', { autoReject: true, message: 'I cannot take calls, please write.' }),
+      200,
+    );
     expect(settings).toEqual({ autoReject: true, message: 'I cannot take calls, please write.' });
     expect(expectStatus(await get(a, '/call/settings'), 200)).toEqual(settings);
 
@@ -78,13 +85,20 @@ describe('/call on the sandbox network', () => {
     expect(expectStatus(await get(a, '/call/history'), 200).items[0]).toMatchObject({ callId, status: 'rejected', rejectedBy: 'auto' });
 
     // Keep the rule, drop the message; and filter CALL events out: calls are still rejected.
-    expect(expectStatus(await post(a, '/call/settings', { autoReject: true, message: null }), 200)).toEqual({ autoReject: true, message: null });
+    expect(expectStatus(await post(a, '/call/settings', { autoReject: true, message: null }), 200)).toEqual({
+      autoReject: true,
+      message: null,
+    });
     expectStatus(await post(a, '/instance/webhook', { webhookEvents: ['MESSAGE'] }), 200);
     const quiet = await call(uniqueNumber(), a);
-    const history = await waitFor(async () => {
-      const page = expectStatus(await get(a, '/call/history'), 200);
-      return page.items.find((c: any) => c.callId === quiet && c.status === 'rejected');
-    }, 5000, 'the filtered call to be rejected');
+    const history = await waitFor(
+      async () => {
+        const page = expectStatus(await get(a, '/call/history'), 200);
+        return page.items.find((c: any) => c.callId === quiet && c.status === 'rejected');
+      },
+      5000,
+      'the filtered call to be rejected',
+    );
     expect(history.rejectedBy).toBe('auto');
 
     expect(expectStatus(await post(a, '/call/settings', { autoReject: false }), 200)).toEqual({ autoReject: false, message: null });

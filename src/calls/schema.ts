@@ -8,7 +8,9 @@ export const CallSchema = Type.Object({
   isVideo: Type.Boolean(),
   isGroup: Type.Boolean(),
   status: Type.Enum(['ringing', 'rejected', 'missed', 'ended'] as const, { description: '`missed`: the caller hung up before an answer.' }),
-  rejectedBy: Type.Union([Type.Enum(['user', 'auto'] as const), Type.Null()], { description: '`user`: POST /call/reject; `auto`: the auto-reject setting.' }),
+  rejectedBy: Type.Union([Type.Enum(['user', 'auto'] as const), Type.Null()], {
+    description: '`user`: POST /call/reject; `auto`: the auto-reject setting.',
+  }),
   offeredAt: Type.Integer({ description: 'Unix seconds.' }),
   endedAt: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds.' }),
 });
@@ -16,7 +18,13 @@ export const CallSchema = Type.Object({
 export const RejectBody = Type.Object(
   {
     callId: Type.String({ minLength: 1, maxLength: 128, description: 'The `id` of the CALL event.' }),
-    from: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The caller JID (the `from` of the CALL event); drivers without a call log need it.' })),
+    from: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 128,
+        description: 'The caller JID (the `from` of the CALL event); drivers without a call log need it.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -46,7 +46,11 @@ describe('/chat on the sandbox network', () => {
       muted: false,
       mutedUntil: null,
       labels: [],
-      lastMessage: { key: { remoteJid: `${carla}@s.whatsapp.net`, fromMe: false }, pushName: 'Carla', message: { conversation: 'second message' } },
+      lastMessage: {
+        key: { remoteJid: `${carla}@s.whatsapp.net`, fromMe: false },
+        pushName: 'Carla',
+        message: { conversation: 'second message' },
+      },
     });
     expect(list.items[0].conversationTimestamp).toBeGreaterThan(0);
 
@@ -74,7 +78,8 @@ describe('/chat on the sandbox network', () => {
     const contacts = [uniqueNumber(), uniqueNumber(), uniqueNumber(), uniqueNumber()];
     for (const contact of contacts) await contactSays(gw, contact, a.number!, `hi from ${contact}`);
 
-    for (const contact of contacts.slice(0, 3)) expect(expectStatus(await post(a, '/chat/pin', { chatId: contact }), 200).pinned).toBe(true);
+    for (const contact of contacts.slice(0, 3))
+      expect(expectStatus(await post(a, '/chat/pin', { chatId: contact }), 200).pinned).toBe(true);
     expectError(await post(a, '/chat/pin', { chatId: contacts[3] }), 409, /at most 3 chats can be pinned/);
     const list = expectStatus(await get(a, '/chat/list'), 200);
     expect(list.items.slice(0, 3).every((c: any) => c.pinned)).toBe(true);
@@ -84,7 +89,9 @@ describe('/chat on the sandbox network', () => {
     const archived = expectStatus(await post(a, '/chat/archive', { chatId: contacts[0] }), 200);
     expect(archived).toMatchObject({ archived: true, pinned: false });
     expectError(await post(a, '/chat/pin', { chatId: contacts[0] }), 409, /archived chat cannot be pinned/);
-    expect(expectStatus(await get(a, '/chat/list?archived=true'), 200).items.map((c: any) => c.chatId)).toEqual([`${contacts[0]}@s.whatsapp.net`]);
+    expect(expectStatus(await get(a, '/chat/list?archived=true'), 200).items.map((c: any) => c.chatId)).toEqual([
+      `${contacts[0]}@s.whatsapp.net`,
+    ]);
     expect(expectStatus(await get(a, '/chat/list?archived=false'), 200).total).toBe(3);
     expect(expectStatus(await post(a, '/chat/unpin', { chatId: contacts[1] }), 200).pinned).toBe(false);
     expect(expectStatus(await post(a, '/chat/unarchive', { chatId: contacts[0] }), 200).archived).toBe(false);
@@ -118,7 +125,10 @@ describe('/chat on the sandbox network', () => {
     expect(expectStatus(await get(a, `/chat/info?chatId=${b.number}`), 200).unreadCount).toBe(2);
     expect(expectStatus(await get(a, '/chat/list?unread=true'), 200).total).toBe(1);
 
-    expect(expectStatus(await post(a, '/chat/mark-unread', { chatId: b.number }), 200)).toMatchObject({ markedUnread: true, unreadCount: 2 });
+    expect(expectStatus(await post(a, '/chat/mark-unread', { chatId: b.number }), 200)).toMatchObject({
+      markedUnread: true,
+      unreadCount: 2,
+    });
     const read = expectStatus(await post(a, '/chat/mark-read', { chatId: b.number }), 200);
     expect(read).toMatchObject({ markedUnread: false, unreadCount: 0 });
     expect(expectStatus(await get(a, '/chat/list?unread=true'), 200).total).toBe(0);
@@ -141,7 +151,10 @@ describe('/chat on the sandbox network', () => {
     expect(cleared).toMatchObject({ unreadCount: 0, lastMessage: null });
     expect(expectStatus(await get(a, `/chat/history?chatId=${contact}`), 200)).toMatchObject({ items: [], total: 0 });
 
-    expect(expectStatus(await post(a, '/chat/delete', { chatId: contact }), 200)).toEqual({ chatId: `${contact}@s.whatsapp.net`, deleted: true });
+    expect(expectStatus(await post(a, '/chat/delete', { chatId: contact }), 200)).toEqual({
+      chatId: `${contact}@s.whatsapp.net`,
+      deleted: true,
+    });
     expectError(await get(a, `/chat/info?chatId=${contact}`), 404, /not found/);
     expect(expectStatus(await get(a, '/chat/list'), 200).total).toBe(0);
     expectError(await post(a, '/chat/delete', { chatId: contact }), 404, /not found/);
@@ -198,6 +211,10 @@ describe('capabilities a driver lacks', () => {
     const instance = { network: 'whatsapp' } as Instance;
     const error = await capabilityOf(sessions, instance, 'groups').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AppError);
-    expect(error).toMatchObject({ status: 501, code: 'not_supported', message: 'group management is not supported by the whatsapp driver yet' });
+    expect(error).toMatchObject({
+      status: 501,
+      code: 'not_supported',
+      message: 'group management is not supported by the whatsapp driver yet',
+    });
   });
 });

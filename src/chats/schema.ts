@@ -13,7 +13,7 @@ export const MessageKeySchema = Type.Object({
 export const ChatMessageSchema = Type.Object({
   key: MessageKeySchema,
   participant: Type.Optional(Type.String({ description: 'The sender, in group and community chats.' })),
-  pushName: Type.Optional(Type.String({ description: 'The sender\'s display name (incoming messages).' })),
+  pushName: Type.Optional(Type.String({ description: "The sender's display name (incoming messages)." })),
   message: Type.Record(Type.String(), Type.Unknown(), { description: 'The content in the network payload shape (text: `conversation`).' }),
   messageTimestamp: Type.Integer({ description: 'Unix seconds.' }),
   labels: Type.Array(Type.String(), { description: 'Label ids on the message (business accounts).' }),
@@ -28,7 +28,9 @@ export const ChatSchema = Type.Object({
   pinned: Type.Boolean(),
   archived: Type.Boolean(),
   muted: Type.Boolean(),
-  mutedUntil: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds when the mute ends; null when not muted or muted for ever.' }),
+  mutedUntil: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Unix seconds when the mute ends; null when not muted or muted for ever.',
+  }),
   labels: Type.Array(Type.String(), { description: 'Label ids on the chat (business accounts).' }),
   lastMessage: Type.Union([ChatMessageSchema, Type.Null()]),
   conversationTimestamp: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds of the last activity.' }),
@@ -47,7 +49,11 @@ export const ListQuery = PagedQuery({
 });
 
 export const SearchQuery = PagedQuery({
-  query: Type.String({ minLength: 1, maxLength: 256, description: 'Text to find (case-insensitive) in chat names, numbers/JIDs and message texts.' }),
+  query: Type.String({
+    minLength: 1,
+    maxLength: 256,
+    description: 'Text to find (case-insensitive) in chat names, numbers/JIDs and message texts.',
+  }),
 });
 
 export const HistoryQuery = PagedQuery({ chatId: ChatId });
@@ -55,25 +61,44 @@ export const HistoryQuery = PagedQuery({ chatId: ChatId });
 export const MuteBody = Type.Object(
   {
     chatId: ChatId,
-    duration: Type.Optional(Type.Integer({ minimum: 60, maximum: 31_536_000, description: 'Seconds to mute (e.g. 28800 = 8 h, 604800 = 1 week). Omitted: for ever.' })),
+    duration: Type.Optional(
+      Type.Integer({
+        minimum: 60,
+        maximum: 31_536_000,
+        description: 'Seconds to mute (e.g. 28800 = 8 h, 604800 = 1 week). Omitted: for ever.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 
 export const HistoryRequestBody = Type.Object(
-  { chatId: ChatId, count: Type.Integer({ minimum: 1, maximum: 500, default: 50, description: 'How many of the latest messages to ask for.' }) },
+  {
+    chatId: ChatId,
+    count: Type.Integer({ minimum: 1, maximum: 500, default: 50, description: 'How many of the latest messages to ask for.' }),
+  },
   { additionalProperties: false },
 );
 
 export const CheckQuery = Type.Object(
   {
-    numbers: Type.Array(PhoneNumber, { minItems: 1, maxItems: 100, description: 'Numbers to check; repeat the parameter (`?numbers=…&numbers=…`), up to 100.' }),
+    numbers: Type.Array(PhoneNumber, {
+      minItems: 1,
+      maxItems: 100,
+      description: 'Numbers to check; repeat the parameter (`?numbers=…&numbers=…`), up to 100.',
+    }),
   },
   { additionalProperties: false },
 );
 
 export const CheckReply = Type.Object({
-  items: Type.Array(Type.Object({ number: Type.String(), jid: Type.String(), exists: Type.Boolean({ description: 'Whether the number has an account on the network.' }) })),
+  items: Type.Array(
+    Type.Object({
+      number: Type.String(),
+      jid: Type.String(),
+      exists: Type.Boolean({ description: 'Whether the number has an account on the network.' }),
+    }),
+  ),
 });
 
 export const DeletedReply = Type.Object({ chatId: Type.String(), deleted: Type.Literal(true) });

@@ -6,7 +6,6 @@ import { chatJidOf } from '../network/addressing.js';
 import type { ChatFilter, ChatOperations, PageRequest } from '../network/port.js';
 import type { SessionRegistry } from '../sessions/registry.js';
 
-
 export class ChatService {
   constructor(
     private readonly sessions: SessionRegistry,

@@ -19,18 +19,30 @@ describe('/community on the sandbox network', () => {
   const { get, post } = instanceCalls(() => gw);
   const jid = (who: TestInstance) => `${who.number}@s.whatsapp.net`;
   const newGroup = async (owner: TestInstance, participants: TestInstance[], subject: string) =>
-    expectStatus(await post(owner, '/group/create', { subject, participants: participants.map((p) => p.number) }), 201).group.groupId as string;
+    expectStatus(await post(owner, '/group/create', { subject, participants: participants.map((p) => p.number) }), 201).group
+      .groupId as string;
 
   beforeAll(async () => {
     gw = await startGateway();
     events = recordEvents(gw);
-    [a, b, c] = [await connectedInstance(gw, uniqueNumber()), await connectedInstance(gw, uniqueNumber()), await connectedInstance(gw, uniqueNumber())];
+    [a, b, c] = [
+      await connectedInstance(gw, uniqueNumber()),
+      await connectedInstance(gw, uniqueNumber()),
+      await connectedInstance(gw, uniqueNumber()),
+    ];
   });
   afterAll(async () => gw.stop());
 
   it('creates a community with its announcement group', async () => {
     const community = expectStatus(await post(a, '/community/create', { subject: 'Neighbours', description: 'Our street' }), 201);
-    expect(community).toMatchObject({ subject: 'Neighbours', description: 'Our street', owner: jid(a), groups: [], size: 1, role: 'admin' });
+    expect(community).toMatchObject({
+      subject: 'Neighbours',
+      description: 'Our street',
+      owner: jid(a),
+      groups: [],
+      size: 1,
+      role: 'admin',
+    });
     expect(community.communityId).toMatch(/@g\.us$/);
     const created = await events.next(a.id, 'GROUP', (e) => e.data.id === community.communityId && e.data.action === 'create');
     expect(created.data).toMatchObject({ isCommunity: true, announceGroupId: community.announceGroupId, subject: 'Neighbours' });
@@ -42,7 +54,11 @@ describe('/community on the sandbox network', () => {
     expectError(await get(b, `/community/info?communityId=${community.communityId}`), 403, /not a member/);
     expectError(await get(b, '/community/info?communityId=1203631111@g.us'), 404, /community .* not found/);
     expectError(await get(a, `/group/invite-link?groupId=${community.announceGroupId}`), 409, /announcement group has no invite link/);
-    expectError(await post(a, '/group/participants/add', { groupId: community.announceGroupId, participants: [b.number] }), 409, /follow its linked groups/);
+    expectError(
+      await post(a, '/group/participants/add', { groupId: community.announceGroupId, participants: [b.number] }),
+      409,
+      /follow its linked groups/,
+    );
     expectError(await post(a, '/group/leave', { groupId: community.announceGroupId }), 409, /cannot be left on its own/);
   });
 
@@ -58,7 +74,11 @@ describe('/community on the sandbox network', () => {
 
     const linked = expectStatus(await post(a, '/community/link', { communityId, groupIds: [parents] }), 200);
     expect(linked).toMatchObject({ groups: [{ groupId: parents, subject: 'Parents' }], size: 2 });
-    await events.next(b.id, 'GROUP', (e) => e.data.id === announceGroupId && e.data.action === 'add' && e.data.participants.includes(jid(b)));
+    await events.next(
+      b.id,
+      'GROUP',
+      (e) => e.data.id === announceGroupId && e.data.action === 'add' && e.data.participants.includes(jid(b)),
+    );
     expect((await events.next(b.id, 'GROUP', (e) => e.data.id === communityId && e.data.action === 'link')).data.groups).toEqual([parents]);
     expect(expectStatus(await get(b, `/community/info?communityId=${communityId}`), 200).role).toBe('member');
     expect(expectStatus(await get(a, `/group/info?groupId=${parents}`), 200).communityId).toBe(communityId);
@@ -71,7 +91,11 @@ describe('/community on the sandbox network', () => {
     expectStatus(await post(a, '/group/participants/add', { groupId: parents, participants: [c.number] }), 200);
     await events.next(c.id, 'GROUP', (e) => e.data.id === announceGroupId && e.data.action === 'add');
     const other = expectStatus(await post(a, '/community/create', { subject: 'Other' }), 201);
-    expectError(await post(a, '/community/link', { communityId: other.communityId, groupIds: [parents] }), 409, /already belongs to community/);
+    expectError(
+      await post(a, '/community/link', { communityId: other.communityId, groupIds: [parents] }),
+      409,
+      /already belongs to community/,
+    );
 
     const unlinked = expectStatus(await post(a, '/community/unlink', { communityId, groupIds: [parents] }), 200);
     expect(unlinked).toMatchObject({ groups: [], size: 1 });
@@ -87,10 +111,18 @@ describe('/community on the sandbox network', () => {
     expectStatus(await post(a, '/community/link', { communityId, groupIds: [members] }), 200);
 
     const sent = expectStatus(await post(a, '/community/announce', { communityId, text: 'Meeting on Friday' }), 200);
-    expect(sent).toMatchObject({ key: { remoteJid: announceGroupId, fromMe: true }, status: 'SENT', message: { conversation: 'Meeting on Friday' } });
+    expect(sent).toMatchObject({
+      key: { remoteJid: announceGroupId, fromMe: true },
+      status: 'SENT',
+      message: { conversation: 'Meeting on Friday' },
+    });
     for (const member of [b, c]) {
       const message = await events.next(member.id, 'MESSAGE', (e) => e.data.key.id === sent.key.id);
-      expect(message.data).toMatchObject({ key: { remoteJid: announceGroupId, fromMe: false }, participant: jid(a), message: { conversation: 'Meeting on Friday' } });
+      expect(message.data).toMatchObject({
+        key: { remoteJid: announceGroupId, fromMe: false },
+        participant: jid(a),
+        message: { conversation: 'Meeting on Friday' },
+      });
     }
     await events.next(a.id, 'SEND_MESSAGE', (e) => e.data.key.id === sent.key.id);
     const chat = expectStatus(await get(b, `/chat/info?chatId=${announceGroupId}`), 200);

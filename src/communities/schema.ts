@@ -15,7 +15,9 @@ export const CommunitySchema = Type.Object({
   description: Type.Union([Type.String(), Type.Null()]),
   owner: Type.Union([Type.String(), Type.Null()]),
   creation: Type.Integer({ description: 'Unix seconds.' }),
-  announceGroupId: Type.String({ description: 'The announcement group: every member is in it and only admins write (POST /community/announce).' }),
+  announceGroupId: Type.String({
+    description: 'The announcement group: every member is in it and only admins write (POST /community/announce).',
+  }),
   groups: Type.Array(Type.Object({ groupId: Type.String(), subject: Type.String() }), { description: 'Linked groups.' }),
   size: Type.Integer({ description: 'Members: community admins plus the participants of the linked groups.' }),
   role: Type.Enum(['admin', 'member'] as const),

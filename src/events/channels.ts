@@ -39,7 +39,12 @@ export async function createChannels(config: Config, log: FastifyBaseLogger, loc
   if (config.queueBrokerUrl) {
     const { AmqpSink } = await import('./sinks/amqp.js');
     durable.push(
-      new AmqpSink({ ...common, url: config.queueBrokerUrl, prefix: channels.queuePrefix, connectionName: connectionName(channels.queuePrefix) }),
+      new AmqpSink({
+        ...common,
+        url: config.queueBrokerUrl,
+        prefix: channels.queuePrefix,
+        connectionName: connectionName(channels.queuePrefix),
+      }),
     );
   }
   if (config.kvStoreUrl && config.kvStoreGlobalEvents) {
@@ -50,7 +55,12 @@ export async function createChannels(config: Config, log: FastifyBaseLogger, loc
   }
   if (config.lightBrokerUrl) {
     const light = config.lightBrokerUrl.startsWith('nats:')
-      ? new (await import('./sinks/nats.js')).NatsSink({ ...common, url: config.lightBrokerUrl, prefix: channels.lightPrefix, connectionName: connectionName(channels.lightPrefix) })
+      ? new (await import('./sinks/nats.js')).NatsSink({
+          ...common,
+          url: config.lightBrokerUrl,
+          prefix: channels.lightPrefix,
+          connectionName: connectionName(channels.lightPrefix),
+        })
       : new (await import('./sinks/mqtt.js')).MqttSink({ ...common, url: config.lightBrokerUrl, prefix: channels.lightPrefix });
     durable.push(light);
     // Redis, when it carries global events, does this job instead.

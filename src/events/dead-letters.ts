@@ -124,15 +124,27 @@ export class DeadLetterStore {
   /** Dead letters across instances matching the filter, oldest first, paged. */
   async search(filter: DeadLetterFilter, offset: number, limit: number): Promise<{ items: DeadLetter[]; total: number }> {
     const [rows, count] = await Promise.all([
-      narrow(this.db.selectFrom('dead_letters').selectAll(), filter).orderBy('created_at').orderBy('id').offset(offset).limit(limit).execute(),
-      narrow(this.db.selectFrom('dead_letters').select((eb) => eb.fn.countAll().as('n')), filter).executeTakeFirstOrThrow(),
+      narrow(this.db.selectFrom('dead_letters').selectAll(), filter)
+        .orderBy('created_at')
+        .orderBy('id')
+        .offset(offset)
+        .limit(limit)
+        .execute(),
+      narrow(
+        this.db.selectFrom('dead_letters').select((eb) => eb.fn.countAll().as('n')),
+        filter,
+      ).executeTakeFirstOrThrow(),
     ]);
     return { items: rows.map(toDeadLetter), total: Number(count.n) };
   }
 
   /** Ids of the dead letters matching the filter, oldest first, at most `limit`. */
   async idsMatching(filter: DeadLetterFilter, limit: number): Promise<string[]> {
-    const rows = await narrow(this.db.selectFrom('dead_letters').select('id'), filter).orderBy('created_at').orderBy('id').limit(limit).execute();
+    const rows = await narrow(this.db.selectFrom('dead_letters').select('id'), filter)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
     return rows.map((row) => row.id);
   }
 
@@ -145,13 +157,21 @@ export class DeadLetterStore {
 
   /** Dead letters per instance. */
   async countByInstance(): Promise<Record<string, number>> {
-    const rows = await this.db.selectFrom('dead_letters').select(['instance_id', (eb) => eb.fn.countAll().as('n')]).groupBy('instance_id').execute();
+    const rows = await this.db
+      .selectFrom('dead_letters')
+      .select(['instance_id', (eb) => eb.fn.countAll().as('n')])
+      .groupBy('instance_id')
+      .execute();
     return Object.fromEntries(rows.map((row) => [row.instance_id, Number(row.n)]));
   }
 
   /** Dead letters per delivery channel. */
   async countBySink(): Promise<Record<string, number>> {
-    const rows = await this.db.selectFrom('dead_letters').select(['sink', (eb) => eb.fn.countAll().as('n')]).groupBy('sink').execute();
+    const rows = await this.db
+      .selectFrom('dead_letters')
+      .select(['sink', (eb) => eb.fn.countAll().as('n')])
+      .groupBy('sink')
+      .execute();
     return Object.fromEntries(rows.map((row) => [row.sink, Number(row.n)]));
   }
 }

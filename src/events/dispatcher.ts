@@ -112,7 +112,11 @@ export class OutboxDispatcher {
       }),
     ]);
     clearTimeout(timer);
-    if (gaveUp) this.options.log.warn({ lanes: [...this.lanes.keys()].length, graceMs }, 'stopping with deliveries still under way; they will be repeated');
+    if (gaveUp)
+      this.options.log.warn(
+        { lanes: [...this.lanes.keys()].length, graceMs },
+        'stopping with deliveries still under way; they will be repeated',
+      );
     for (const sink of this.sinks.values()) await sink.close?.();
   }
 
@@ -136,7 +140,9 @@ export class OutboxDispatcher {
       // Storage trouble: log and let the next notification (or restart) pick the lane up again.
       this.options.log.error({ err: error, sink: sinkName, instanceId }, 'outbox lane failed');
     } finally {
-      await this.flushAcks(sink, lane).catch((error: unknown) => this.options.log.error({ err: error }, 'could not acknowledge deliveries'));
+      await this.flushAcks(sink, lane).catch((error: unknown) =>
+        this.options.log.error({ err: error }, 'could not acknowledge deliveries'),
+      );
       lane.running = false;
       lane.wake = undefined;
       this.lanes.delete(key);
@@ -177,12 +183,23 @@ export class OutboxDispatcher {
         await this.flushAcks(sink, lane);
         wait = backoffDelay({ baseMs: sink.retry.baseDelayMs, maxMs: sink.retry.maxDelayMs }, attempts - 1, this.options.random);
         await this.options.outbox.recordFailure(entry.seq, sink.name, attempts, now + wait, message, status);
-        this.options.log.warn({ sink: sink.name, instanceId: entry.instanceId, eventId: entry.eventId, attempts, status, error: message }, 'delivery failed; will retry');
+        this.options.log.warn(
+          { sink: sink.name, instanceId: entry.instanceId, eventId: entry.eventId, attempts, status, error: message },
+          'delivery failed; will retry',
+        );
       }
     }
   }
 
-  private async bury(sink: DurableSink, entry: OutboxEntry, attempts: number, status: number | null, error: string, firstAttemptAt: number, now: number) {
+  private async bury(
+    sink: DurableSink,
+    entry: OutboxEntry,
+    attempts: number,
+    status: number | null,
+    error: string,
+    firstAttemptAt: number,
+    now: number,
+  ) {
     await this.options.deadLetters.bury(
       {
         id: (this.options.ids ?? systemIds).id(),
@@ -200,7 +217,10 @@ export class OutboxDispatcher {
       },
       entry.seq,
     );
-    this.options.log.warn({ sink: sink.name, instanceId: entry.instanceId, eventId: entry.eventId, attempts }, 'delivery gave up; stored as dead letter');
+    this.options.log.warn(
+      { sink: sink.name, instanceId: entry.instanceId, eventId: entry.eventId, attempts },
+      'delivery gave up; stored as dead letter',
+    );
   }
 
   private async flushAcks(sink: DurableSink, lane: Lane): Promise<void> {

@@ -30,7 +30,10 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
     expect(pending[0]!.entry).toMatchObject({ seq: seqs[0], body: '{"i":0}', instanceName: a.name });
     expect((await gw.outbox.pendingBySink()).amqp).toBe(602);
 
-    await gw.outbox.ackMany(pending.map((p) => p.entry.seq), 'webhook');
+    await gw.outbox.ackMany(
+      pending.map((p) => p.entry.seq),
+      'webhook',
+    );
     expect(await gw.outbox.pending('webhook', a.id, 10)).toEqual([]);
     // Events still pending for another sink are kept; the rest go.
     const pruned = await gw.outbox.prune(10_000_000);

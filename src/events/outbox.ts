@@ -186,7 +186,9 @@ export class OutboxStore {
       await trx
         .insertInto('event_archive')
         .columns(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at'])
-        .expression(trx.selectFrom('outbox').select(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at']).where(delivered))
+        .expression(
+          trx.selectFrom('outbox').select(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at']).where(delivered),
+        )
         .onConflict((oc) => oc.column('seq').doNothing())
         .execute();
       // Only what reached the archive leaves (an acknowledgement between the two statements waits for the next round).
@@ -216,7 +218,11 @@ export class OutboxStore {
   }
 
   /** The waiting deliveries grouped by (sink, instance), largest backlog first, paged. */
-  async backlog(filter: { sink?: string | undefined; instanceId?: string | undefined }, offset: number, limit: number): Promise<{ items: BacklogLane[]; total: number }> {
+  async backlog(
+    filter: { sink?: string | undefined; instanceId?: string | undefined },
+    offset: number,
+    limit: number,
+  ): Promise<{ items: BacklogLane[]; total: number }> {
     let query = this.db.selectFrom('outbox_pending as p').innerJoin('outbox as o', 'o.seq', 'p.seq');
     if (filter.sink) query = query.where('p.sink', '=', filter.sink);
     if (filter.instanceId) query = query.where('p.instance_id', '=', filter.instanceId);
@@ -256,14 +262,21 @@ export class OutboxStore {
   /** Sequence number of a stored event (live outbox or archive), or undefined. */
   async seqOf(eventId: string): Promise<{ seq: number; instanceId: string } | undefined> {
     const live = await this.db.selectFrom('outbox').select(['seq', 'instance_id']).where('event_id', '=', eventId).executeTakeFirst();
-    const row = live ?? (await this.db.selectFrom('event_archive').select(['seq', 'instance_id']).where('event_id', '=', eventId).executeTakeFirst());
+    const row =
+      live ?? (await this.db.selectFrom('event_archive').select(['seq', 'instance_id']).where('event_id', '=', eventId).executeTakeFirst());
     return row ? { seq: Number(row.seq), instanceId: row.instance_id } : undefined;
   }
 
   /** The highest sequence number stored so far (0 when empty). */
   async lastSeq(): Promise<number> {
-    const live = await this.db.selectFrom('outbox').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst();
-    const archived = await this.db.selectFrom('event_archive').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst();
+    const live = await this.db
+      .selectFrom('outbox')
+      .select((eb) => eb.fn.max('seq').as('m'))
+      .executeTakeFirst();
+    const archived = await this.db
+      .selectFrom('event_archive')
+      .select((eb) => eb.fn.max('seq').as('m'))
+      .executeTakeFirst();
     return Math.max(Number(live?.m ?? 0), Number(archived?.m ?? 0));
   }
 
@@ -307,7 +320,13 @@ export class OutboxStore {
     return query;
   }
 
-  private async historyOf(table: 'outbox' | 'event_archive', instanceId: string, afterSeq: number, range: HistoryRange, limit: number): Promise<StoredEvent[]> {
+  private async historyOf(
+    table: 'outbox' | 'event_archive',
+    instanceId: string,
+    afterSeq: number,
+    range: HistoryRange,
+    limit: number,
+  ): Promise<StoredEvent[]> {
     const rows = await this.rangeQuery(table, instanceId, afterSeq, range)
       .select(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at'])
       .orderBy('seq')

@@ -32,7 +32,10 @@ export interface DurableSink {
    * One attempt, no retry, for the dead-letter retry route: a sink that buries letters somewhere
    * other than the instance webhook (a failover group's webhook) says here how to resend them.
    */
-  redeliver?(entry: Pick<OutboxEntry, 'body' | 'eventId' | 'type'>, instance: Instance): Promise<{ ok: boolean; status: number | null; error?: string }>;
+  redeliver?(
+    entry: Pick<OutboxEntry, 'body' | 'eventId' | 'type'>,
+    instance: Instance,
+  ): Promise<{ ok: boolean; status: number | null; error?: string }>;
   /** Connection state for health reporting. */
   health?(): { up: boolean; detail?: string };
   close?(): Promise<void>;
@@ -44,4 +47,3 @@ export interface LiveSink {
   push(entry: OutboxEntry): void;
   close?(): Promise<void>;
 }
-

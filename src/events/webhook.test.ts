@@ -4,14 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  connectedInstance,
-  createInstance,
-  startGateway,
-  uniqueNumber,
-  waitFor,
-  type TestGateway,
-} from '../../test/support/gateway.js';
+import { connectedInstance, createInstance, startGateway, uniqueNumber, waitFor, type TestGateway } from '../../test/support/gateway.js';
 import { WebhookReceiver } from '../../test/support/receiver.js';
 import { WebhookSink } from './sinks/webhook.js';
 
@@ -152,7 +145,10 @@ describe('webhook delivery', () => {
     await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
     try {
       const port = (redirecting.address() as AddressInfo).port;
-      const b = await connectedInstance(gw, uniqueNumber(), { webhookUrl: `http://127.0.0.1:${port}/hook`, webhookEvents: ['SEND_MESSAGE'] });
+      const b = await connectedInstance(gw, uniqueNumber(), {
+        webhookUrl: `http://127.0.0.1:${port}/hook`,
+        webhookEvents: ['SEND_MESSAGE'],
+      });
       await gw.api('POST', '/api/v1/send/text', { key: b.token, body: { number: uniqueNumber(), text: 'elsewhere' } });
       expect(await deadLetter(b.id)).toMatchObject({ attempts: 3, lastStatus: 302, lastError: 'receiver answered 302' });
       expect(target.requests).toEqual([]);
@@ -255,8 +251,17 @@ describe('webhook delivery', () => {
     const port = new URL(hook.url).port;
     const entry = { body: '{"event":"MESSAGE"}', eventId: 'e1', type: 'MESSAGE' as const };
     const base = {
-      id: 'i1', name: 'n', network: 'sandbox' as const, status: 'created' as const, number: null, webhookSecret: 's',
-      webhookEvents: 'ALL' as const, settings: {}, proxyUrl: null, createdAt: 0, updatedAt: 0,
+      id: 'i1',
+      name: 'n',
+      network: 'sandbox' as const,
+      status: 'created' as const,
+      number: null,
+      webhookSecret: 's',
+      webhookEvents: 'ALL' as const,
+      settings: {},
+      proxyUrl: null,
+      createdAt: 0,
+      updatedAt: 0,
     };
     const options = { timeoutMs: 2000, retry: { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 }, userAgent: 't' };
     // The name answered a public address when it was set; now it resolves to loopback.
@@ -270,7 +275,10 @@ describe('webhook delivery', () => {
       expect(literal.error).toMatch(/non-public address/);
       expect(hook.requests).toEqual([]);
       // Admin-set: the same name is delivered to.
-      expect(await rebound.post(entry, { ...base, webhookUrl: `http://127.0.0.1:${port}/`, webhookAdminSet: true })).toMatchObject({ ok: true, status: 200 });
+      expect(await rebound.post(entry, { ...base, webhookUrl: `http://127.0.0.1:${port}/`, webhookAdminSet: true })).toMatchObject({
+        ok: true,
+        status: 200,
+      });
     } finally {
       await rebound.close();
     }
@@ -281,7 +289,9 @@ describe('webhook delivery', () => {
       resolve: () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]),
     });
     try {
-      expect(await checked.post(entry, { ...base, webhookUrl: `http://public.example:${port}/`, webhookAdminSet: false })).toMatchObject({ ok: true });
+      expect(await checked.post(entry, { ...base, webhookUrl: `http://public.example:${port}/`, webhookAdminSet: false })).toMatchObject({
+        ok: true,
+      });
       expect(hook.requests).toHaveLength(2);
     } finally {
       await checked.close();
@@ -307,7 +317,10 @@ describe('shutdown with deliveries under way', () => {
     const gw = await startGateway({ env: { WEBHOOK_TIMEOUT_MS: '5000' } });
     try {
       const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: hook.url, webhookEvents: ['SEND_MESSAGE'] });
-      const sent = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'in flight at shutdown' } });
+      const sent = await gw.api('POST', '/api/v1/send/text', {
+        key: a.token,
+        body: { number: uniqueNumber(), text: 'in flight at shutdown' },
+      });
       await waitFor(() => hook.requests.find((r) => r.json?.data?.key?.id === sent.body.key.id));
       // The receiver holds its answer; close now.
       await gw.close();

@@ -59,10 +59,16 @@ describe('WebSocket event stream', () => {
   it('refuses missing, invalid and foreign tokens with close codes and reasons', async () => {
     const a = await createInstance(gw);
     const b = await createInstance(gw);
-    expect(await open(gw, `instanceId=${a.id}`).closed).toEqual({ code: 4400, reason: 'token and instanceId query parameters are required' });
+    expect(await open(gw, `instanceId=${a.id}`).closed).toEqual({
+      code: 4400,
+      reason: 'token and instanceId query parameters are required',
+    });
     expect(await open(gw, `token=nope&instanceId=${a.id}`).closed).toEqual({ code: 4401, reason: 'invalid api key' });
     expect(await open(gw, `token=${gw.adminKey}&instanceId=${a.id}`).closed).toEqual({ code: 4401, reason: 'invalid api key' });
-    expect(await open(gw, `token=${b.token}&instanceId=${a.id}`).closed).toEqual({ code: 4403, reason: 'token does not belong to this instanceId' });
+    expect(await open(gw, `token=${b.token}&instanceId=${a.id}`).closed).toEqual({
+      code: 4403,
+      reason: 'token does not belong to this instanceId',
+    });
   });
 
   it('accepts a rotated token during its grace period and refuses it after', async () => {
@@ -73,7 +79,10 @@ describe('WebSocket event stream', () => {
     await subscribed(gw, old, a.id, 2);
     await subscribed(gw, fresh, a.id, 2);
     clock.advance(61_000);
-    expect(await open(gw, `token=${a.token}&instanceId=${a.id}`).closed).toEqual({ code: 4401, reason: 'token expired, please use the new token' });
+    expect(await open(gw, `token=${a.token}&instanceId=${a.id}`).closed).toEqual({
+      code: 4401,
+      reason: 'token expired, please use the new token',
+    });
     old.socket.close();
     fresh.socket.close();
   });
@@ -125,7 +134,10 @@ describe('WebSocket streams and their tokens (real time)', () => {
     expect(gw.hub.count(a.id)).toBe(1);
     // Nothing reaches the old stream after its close; the new one still gets events.
     const seen = old.messages.length;
-    const sent = await gw.api('POST', '/api/v1/send/text', { key: rotated.body.newToken, body: { number: uniqueNumber(), text: 'after grace' } });
+    const sent = await gw.api('POST', '/api/v1/send/text', {
+      key: rotated.body.newToken,
+      body: { number: uniqueNumber(), text: 'after grace' },
+    });
     await waitFor(() => fresh.messages.find((m) => m.data?.key?.id === sent.body.key.id));
     expect(old.messages).toHaveLength(seen);
     fresh.socket.close();
@@ -158,7 +170,10 @@ describe('WebSocket streams and their tokens (real time)', () => {
     const clients = [0, 1, 2].map(() => open(gw, `token=${a.token}&instanceId=${a.id}`));
     for (const client of clients) await subscribed(gw, client, a.id, 1);
     await waitFor(() => (gw.hub.count(a.id) === 3 ? true : undefined));
-    expect(await open(gw, `token=${a.token}&instanceId=${a.id}`).closed).toEqual({ code: 4429, reason: 'too many WebSocket connections for this instance' });
+    expect(await open(gw, `token=${a.token}&instanceId=${a.id}`).closed).toEqual({
+      code: 4429,
+      reason: 'too many WebSocket connections for this instance',
+    });
     // Another instance has its own allowance.
     const b = await connectedInstance(gw, uniqueNumber());
     const other = open(gw, `token=${b.token}&instanceId=${b.id}`);
@@ -194,7 +209,10 @@ describe('admin WebSocket (/admin/ws) under the stream rules', () => {
     const first = open(gw, `token=${gw.adminKey}`, '/api/v1/admin/ws');
     const second = open(gw, `token=${gw.adminKey}`, '/api/v1/admin/ws');
     await waitFor(() => (gw.hub.count() === before + 2 ? true : undefined), 5000, 'admin watchers');
-    expect(await open(gw, `token=${gw.adminKey}`, '/api/v1/admin/ws').closed).toEqual({ code: 4429, reason: 'too many admin WebSocket connections' });
+    expect(await open(gw, `token=${gw.adminKey}`, '/api/v1/admin/ws').closed).toEqual({
+      code: 4429,
+      reason: 'too many admin WebSocket connections',
+    });
     const a = await createInstance(gw);
     const stream = open(gw, `token=${a.token}&instanceId=${a.id}`);
     await subscribed(gw, stream, a.id);
@@ -207,7 +225,9 @@ describe('admin WebSocket (/admin/ws) under the stream rules', () => {
   });
 
   it('sends nothing to an admin socket after its access token expired, and closes it with 4401', async () => {
-    const registered = await gw.api('POST', '/api/v1/auth/register', { body: { email: 'ws-owner@example.com', password: 'correct horse battery' } });
+    const registered = await gw.api('POST', '/api/v1/auth/register', {
+      body: { email: 'ws-owner@example.com', password: 'correct horse battery' },
+    });
     expect(registered.status).toBe(201);
     const before = gw.hub.count();
     const watcher = open(gw, `token=${registered.body.accessToken}`, '/api/v1/admin/ws');

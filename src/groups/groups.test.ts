@@ -33,7 +33,11 @@ describe('/group on the sandbox network', () => {
   beforeAll(async () => {
     gw = await startGateway();
     events = recordEvents(gw);
-    [a, b, c] = [await connectedInstance(gw, uniqueNumber()), await connectedInstance(gw, uniqueNumber()), await connectedInstance(gw, uniqueNumber())];
+    [a, b, c] = [
+      await connectedInstance(gw, uniqueNumber()),
+      await connectedInstance(gw, uniqueNumber()),
+      await connectedInstance(gw, uniqueNumber()),
+    ];
   });
   afterAll(async () => gw.stop());
 
@@ -41,7 +45,10 @@ describe('/group on the sandbox network', () => {
     const contact = uniqueNumber();
     await sandboxAccount(gw, { number: contact, pushName: 'Virtual' });
     const nobody = uniqueNumber();
-    const created = expectStatus(await post(a, '/group/create', { subject: 'Launch', description: 'the plan', participants: [b.number, contact, nobody] }), 201);
+    const created = expectStatus(
+      await post(a, '/group/create', { subject: 'Launch', description: 'the plan', participants: [b.number, contact, nobody] }),
+      201,
+    );
     expect(created.results).toEqual([
       { number: b.number, jid: jid(b), status: 'ok' },
       { number: contact, jid: jid(contact), status: 'ok' },
@@ -74,7 +81,10 @@ describe('/group on the sandbox network', () => {
     expect(expectStatus(await get(b, `/group/info?groupId=${group.groupId}`), 200)).toEqual(group);
     expect(expectStatus(await get(b, '/group/list'), 200).items.map((g: any) => g.groupId)).toContain(group.groupId);
     // The group chat is in the participants' chat lists.
-    expect(expectStatus(await get(b, '/chat/list?kind=group'), 200).items.map((chat: any) => [chat.chatId, chat.name])).toContainEqual([group.groupId, 'Launch']);
+    expect(expectStatus(await get(b, '/chat/list?kind=group'), 200).items.map((chat: any) => [chat.chatId, chat.name])).toContainEqual([
+      group.groupId,
+      'Launch',
+    ]);
 
     expectError(await get(c, `/group/info?groupId=${group.groupId}`), 403, /not a participant/);
     expectError(await get(c, '/group/info?groupId=1203630000000000@g.us'), 404, /group .* not found/);
@@ -84,8 +94,16 @@ describe('/group on the sandbox network', () => {
 
   it('lets admins manage participants and refuses members, as the network does', async () => {
     const group = await newGroup(a, [b.number!]);
-    expectError(await post(b, '/group/participants/add', { groupId: group.groupId, participants: [c.number] }), 403, /only group admins can add participants/);
-    expectError(await post(b, '/group/participants/promote', { groupId: group.groupId, participants: [b.number] }), 403, /only group admins/);
+    expectError(
+      await post(b, '/group/participants/add', { groupId: group.groupId, participants: [c.number] }),
+      403,
+      /only group admins can add participants/,
+    );
+    expectError(
+      await post(b, '/group/participants/promote', { groupId: group.groupId, participants: [b.number] }),
+      403,
+      /only group admins/,
+    );
 
     const promoted = expectStatus(await post(a, '/group/participants/promote', { groupId: group.groupId, participants: [b.number] }), 200);
     expect(promoted).toEqual({ groupId: group.groupId, results: [{ number: b.number, jid: jid(b), status: 'ok' }] });
@@ -94,17 +112,25 @@ describe('/group on the sandbox network', () => {
       participants: [jid(b)],
     });
 
-    const added = expectStatus(await post(b, '/group/participants/add', { groupId: group.groupId, participants: [c.number, a.number] }), 200);
+    const added = expectStatus(
+      await post(b, '/group/participants/add', { groupId: group.groupId, participants: [c.number, a.number] }),
+      200,
+    );
     expect(added.results.map((r: any) => r.status)).toEqual(['ok', 'already_participant']);
     await events.next(c.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'add');
 
     const creator = expectStatus(await post(b, '/group/participants/demote', { groupId: group.groupId, participants: [a.number] }), 200);
     expect(creator.results[0].status).toBe('not_allowed');
-    const removeCreator = expectStatus(await post(b, '/group/participants/remove', { groupId: group.groupId, participants: [a.number, uniqueNumber()] }), 200);
+    const removeCreator = expectStatus(
+      await post(b, '/group/participants/remove', { groupId: group.groupId, participants: [a.number, uniqueNumber()] }),
+      200,
+    );
     expect(removeCreator.results.map((r: any) => r.status)).toEqual(['not_allowed', 'not_participant']);
 
     expectStatus(await post(a, '/group/participants/remove', { groupId: group.groupId, participants: [c.number] }), 200);
-    expect((await events.next(c.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'remove')).data.participants).toEqual([jid(c)]);
+    expect((await events.next(c.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'remove')).data.participants).toEqual([
+      jid(c),
+    ]);
     expectError(await get(c, `/group/info?groupId=${group.groupId}`), 403, /not a participant/);
 
     expectStatus(await post(a, '/group/participants/demote', { groupId: group.groupId, participants: [b.number] }), 200);
@@ -113,7 +139,9 @@ describe('/group on the sandbox network', () => {
 
     // With memberAddMode "all" any participant adds people.
     expectStatus(await post(a, '/group/settings', { groupId: group.groupId, memberAddMode: 'all' }), 200);
-    expect(expectStatus(await post(b, '/group/participants/add', { groupId: group.groupId, participants: [c.number] }), 200).results[0].status).toBe('ok');
+    expect(
+      expectStatus(await post(b, '/group/participants/add', { groupId: group.groupId, participants: [c.number] }), 200).results[0].status,
+    ).toBe('ok');
     expectError(await post(a, '/group/participants/add', { groupId: group.groupId, participants: [] }), 400, /participants/);
   });
 
@@ -126,7 +154,9 @@ describe('/group on the sandbox network', () => {
     expect(again.results[0].status).toBe('privacy_restricted');
     // Once A is a contact of shy (they have a chat), A may add them.
     expectStatus(await post(shy, '/send/text', { number: a.number, text: 'hi' }), 200);
-    expect(expectStatus(await post(a, '/group/participants/add', { groupId: group.groupId, participants: [shy.number] }), 200).results[0].status).toBe('ok');
+    expect(
+      expectStatus(await post(a, '/group/participants/add', { groupId: group.groupId, participants: [shy.number] }), 200).results[0].status,
+    ).toBe('ok');
   });
 
   it('changes subject, description and picture; a locked group keeps them to admins', async () => {
@@ -137,29 +167,54 @@ describe('/group on the sandbox network', () => {
       author: jid(b),
       changes: { subject: 'Renamed by B' },
     });
-    expect(expectStatus(await post(b, '/group/description', { groupId: group.groupId, description: 'About us' }), 200).description).toBe('About us');
+    expect(expectStatus(await post(b, '/group/description', { groupId: group.groupId, description: 'About us' }), 200).description).toBe(
+      'About us',
+    );
     expect(expectStatus(await post(b, '/group/description', { groupId: group.groupId, description: '' }), 200).description).toBeNull();
 
-    expect(expectStatus(await get(b, `/group/picture?groupId=${group.groupId}`), 200)).toEqual({ jid: group.groupId, pictureId: null, url: null });
+    expect(expectStatus(await get(b, `/group/picture?groupId=${group.groupId}`), 200)).toEqual({
+      jid: group.groupId,
+      pictureId: null,
+      url: null,
+    });
     const picture = expectStatus(await post(b, '/group/picture', { groupId: group.groupId, image: PNG_BASE64 }), 200);
     expect(picture.url).toBe(`data:image/png;base64,${PNG_BASE64}`);
     expect(expectStatus(await get(a, `/group/picture?groupId=${group.groupId}`), 200)).toEqual(picture);
     expect(groupEvents(a, group.groupId, 'update').some((e) => e.data.changes.pictureId === picture.pictureId)).toBe(true);
-    expectError(await post(b, '/group/picture', { groupId: group.groupId, image: Buffer.from('GIF89a-not-allowed').toString('base64') }), 400, /JPEG or PNG/);
+    expectError(
+      await post(b, '/group/picture', { groupId: group.groupId, image: Buffer.from('GIF89a-not-allowed').toString('base64') }),
+      400,
+      /JPEG or PNG/,
+    );
     expectError(await post(b, '/group/picture', { groupId: group.groupId, image: 'data:image/png,notbase64!!!!!!!!!' }), 400, /base64/);
 
     const locked = expectStatus(await post(a, '/group/settings', { groupId: group.groupId, locked: true }), 200);
     expect(locked.locked).toBe(true);
-    expectError(await post(b, '/group/subject', { groupId: group.groupId, subject: 'nope' }), 403, /only group admins can change the subject/);
+    expectError(
+      await post(b, '/group/subject', { groupId: group.groupId, subject: 'nope' }),
+      403,
+      /only group admins can change the subject/,
+    );
     expectError(await post(b, '/group/picture/remove', { groupId: group.groupId }), 403, /only group admins/);
-    expect(expectStatus(await post(a, '/group/picture/remove', { groupId: group.groupId }), 200)).toEqual({ jid: group.groupId, pictureId: null, url: null });
+    expect(expectStatus(await post(a, '/group/picture/remove', { groupId: group.groupId }), 200)).toEqual({
+      jid: group.groupId,
+      pictureId: null,
+      url: null,
+    });
     expectError(await post(a, '/group/picture/remove', { groupId: group.groupId }), 404, /picture not found/);
   });
 
   it('changes settings (admins only) and tells the participants what changed', async () => {
     const group = await newGroup(a, [b.number!]);
-    expectError(await post(b, '/group/settings', { groupId: group.groupId, announce: true }), 403, /only group admins can change group settings/);
-    const changed = expectStatus(await post(a, '/group/settings', { groupId: group.groupId, announce: true, joinApproval: true, ephemeral: 604800 }), 200);
+    expectError(
+      await post(b, '/group/settings', { groupId: group.groupId, announce: true }),
+      403,
+      /only group admins can change group settings/,
+    );
+    const changed = expectStatus(
+      await post(a, '/group/settings', { groupId: group.groupId, announce: true, joinApproval: true, ephemeral: 604800 }),
+      200,
+    );
     expect(changed).toMatchObject({ announce: true, joinApproval: true, ephemeral: 604800, locked: false });
     const event = await events.next(b.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'update');
     expect(event.data.changes).toEqual({ announce: true, joinApproval: true, ephemeral: 604800 });
@@ -176,8 +231,13 @@ describe('/group on the sandbox network', () => {
     const preview = expectStatus(await get(c, `/group/invite-info?inviteCode=${encodeURIComponent(invite.inviteLink)}`), 200);
     expect(preview).toMatchObject({ groupId: group.groupId, subject: 'Open house', size: 2, joinApproval: false, owner: jid(a) });
 
-    expect(expectStatus(await post(c, '/group/join', { inviteCode: invite.inviteCode }), 200)).toEqual({ groupId: group.groupId, status: 'joined' });
-    expect((await events.next(a.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'join')).data.participants).toEqual([jid(c)]);
+    expect(expectStatus(await post(c, '/group/join', { inviteCode: invite.inviteCode }), 200)).toEqual({
+      groupId: group.groupId,
+      status: 'joined',
+    });
+    expect((await events.next(a.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'join')).data.participants).toEqual([
+      jid(c),
+    ]);
     expectError(await post(c, '/group/join', { inviteCode: invite.inviteCode }), 409, /already a participant/);
 
     const revoked = expectStatus(await post(a, '/group/invite-link/revoke', { groupId: group.groupId }), 200);
@@ -197,16 +257,24 @@ describe('/group on the sandbox network', () => {
       expect(expectStatus(joined, 200)).toEqual({ groupId: group.groupId, status: 'requested' });
     }
     expect(expectStatus(await post(c, '/group/join', { inviteCode }), 200).status).toBe('requested');
-    expect((await events.next(a.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'join_request')).data.participants).toEqual([jid(first)]);
+    expect(
+      (await events.next(a.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'join_request')).data.participants,
+    ).toEqual([jid(first)]);
 
     expectError(await get(b, `/group/requests?groupId=${group.groupId}`), 403, /only group admins/);
     const requests = expectStatus(await get(a, `/group/requests?groupId=${group.groupId}`), 200);
     expect(requests).toMatchObject({ total: 3 });
     expect(requests.items.map((r: any) => r.number)).toEqual([first, second, c.number]);
 
-    const approved = expectStatus(await post(a, '/group/requests/approve', { groupId: group.groupId, participants: [first, c.number, uniqueNumber()] }), 200);
+    const approved = expectStatus(
+      await post(a, '/group/requests/approve', { groupId: group.groupId, participants: [first, c.number, uniqueNumber()] }),
+      200,
+    );
     expect(approved.results.map((r: any) => r.status)).toEqual(['ok', 'ok', 'no_request']);
-    expect((await events.next(c.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'add')).data.participants).toEqual([jid(first), jid(c)]);
+    expect((await events.next(c.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'add')).data.participants).toEqual([
+      jid(first),
+      jid(c),
+    ]);
     const rejected = expectStatus(await post(a, '/group/requests/reject', { groupId: group.groupId, participants: [second] }), 200);
     expect(rejected.results[0].status).toBe('ok');
     await events.next(a.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'join_request_rejected');
@@ -218,7 +286,9 @@ describe('/group on the sandbox network', () => {
     const group = await newGroup(a, [b.number!, c.number!]);
     expect(expectStatus(await post(b, '/group/leave', { groupId: group.groupId }), 200)).toEqual({ groupId: group.groupId, left: true });
     await events.next(b.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'leave');
-    expect((await events.next(a.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'leave')).data.participants).toEqual([jid(b)]);
+    expect((await events.next(a.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'leave')).data.participants).toEqual([
+      jid(b),
+    ]);
     expectError(await post(b, '/group/leave', { groupId: group.groupId }), 403, /not a participant/);
 
     expectStatus(await post(a, '/group/leave', { groupId: group.groupId }), 200);
@@ -226,7 +296,10 @@ describe('/group on the sandbox network', () => {
     expect(info.participants).toEqual([{ jid: jid(c), number: c.number, role: 'admin' }]);
     await events.next(c.id, 'GROUP', (e) => e.data.id === group.groupId && e.data.action === 'promote');
     const contact = uniqueNumber();
-    const left = await gw.api('POST', '/api/v1/sandbox/groups/leave', { key: gw.adminKey, body: { number: contact, groupId: group.groupId } });
+    const left = await gw.api('POST', '/api/v1/sandbox/groups/leave', {
+      key: gw.adminKey,
+      body: { number: contact, groupId: group.groupId },
+    });
     expectError(left, 409, /not a participant/);
   });
 });
@@ -250,19 +323,31 @@ describe.each(DIALECTS)('the sandbox world across a restart on %s', (dialect) =>
     await sandboxAccount(gw, { number, business: true });
     const label = expectStatus(await post('/label/create', { name: 'Kept label', color: 4 }), 201);
     expectStatus(await post('/user/privacy', { about: 'contacts' }), 200);
-    expectStatus(await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from: contact, to: number, text: 'hi' } }), 200);
+    expectStatus(
+      await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from: contact, to: number, text: 'hi' } }),
+      200,
+    );
     expectStatus(await post('/chat/pin', { chatId: contact }), 200);
     expectStatus(await post('/label/apply', { labelId: label.labelId, chatId: contact }), 200);
-    const { callId } = expectStatus(await gw.api('POST', '/api/v1/sandbox/calls', { key: gw.adminKey, body: { from: contact, to: number } }), 200);
+    const { callId } = expectStatus(
+      await gw.api('POST', '/api/v1/sandbox/calls', { key: gw.adminKey, body: { from: contact, to: number } }),
+      200,
+    );
     expectStatus(await post('/call/reject', { callId }), 200);
     await gw.stop();
 
     gw = await startGateway({ dialect, dataDir, schema, keepSchema: true });
     try {
-      expect(expectStatus(await get(`/group/info?groupId=${groupId}`), 200)).toMatchObject({ subject: 'Durable', locked: true, participants: [{ number, role: 'superadmin' }] });
+      expect(expectStatus(await get(`/group/info?groupId=${groupId}`), 200)).toMatchObject({
+        subject: 'Durable',
+        locked: true,
+        participants: [{ number, role: 'superadmin' }],
+      });
       expect(expectStatus(await get(`/group/invite-link?groupId=${groupId}`), 200).inviteCode).toBe(invite.inviteCode);
       expect(expectStatus(await get(`/newsletter/info?newsletterId=${newsletterId}`), 200)).toMatchObject({ name: 'Kept', role: 'owner' });
-      expect(expectStatus(await get(`/newsletter/messages?newsletterId=${newsletterId}`), 200).items[0].message).toEqual({ conversation: 'kept post' });
+      expect(expectStatus(await get(`/newsletter/messages?newsletterId=${newsletterId}`), 200).items[0].message).toEqual({
+        conversation: 'kept post',
+      });
       expect(expectStatus(await get('/label/list'), 200).items).toEqual([label]);
       expect(expectStatus(await get('/user/privacy'), 200).about).toBe('contacts');
       // Chat settings survive, and the messages come back from the message store.

@@ -16,7 +16,14 @@ function world(store = new MemoryWorldStore()) {
 /** A host whose session is linked to `number`, recording what it is told. */
 function host(number: string): SessionHost & { emitted: unknown[] } {
   const emitted: unknown[] = [];
-  return { instanceId: `i-${number}`, instanceName: number, status: 'CONNECTED', number, emitted, emit: (event) => Promise.resolve(void emitted.push(event)) };
+  return {
+    instanceId: `i-${number}`,
+    instanceName: number,
+    status: 'CONNECTED',
+    number,
+    emitted,
+    emit: (event) => Promise.resolve(void emitted.push(event)),
+  };
 }
 
 describe('sandbox world documents', () => {
@@ -28,12 +35,22 @@ describe('sandbox world documents', () => {
     const { group, results } = await new SandboxGroups(first.world, () => owner).create('Saved', [member]);
     expect(results[0]?.status).toBe('privacy_restricted');
     const observed = first.world.observe(host(owner));
-    await observed.emit({ type: 'MESSAGE', data: { key: { remoteJid: `${member}@s.whatsapp.net`, fromMe: false, id: 'M1' }, message: { conversation: 'hi' }, messageTimestamp: 1 } });
+    await observed.emit({
+      type: 'MESSAGE',
+      data: {
+        key: { remoteJid: `${member}@s.whatsapp.net`, fromMe: false, id: 'M1' },
+        message: { conversation: 'hi' },
+        messageTimestamp: 1,
+      },
+    });
     await new SandboxChats(first.world, () => owner).setPinned(member, true);
 
     const second = world(first.store);
     await second.world.load();
-    expect(second.world.groups.get(group.groupId)).toMatchObject({ subject: 'Saved', participants: [{ number: owner, role: 'superadmin' }] });
+    expect(second.world.groups.get(group.groupId)).toMatchObject({
+      subject: 'Saved',
+      participants: [{ number: owner, role: 'superadmin' }],
+    });
     expect(second.world.findAccount(member)?.privacy.groupAdd).toBe('contacts');
     const chat = await new SandboxChats(second.world, () => owner).get(member);
     // Settings come back; messages and unread counts were kept in memory only.
@@ -45,13 +62,27 @@ describe('sandbox world documents', () => {
     const owner = '5511900000003';
     const observed = w.observe(host(owner));
     for (let i = 0; i < LIMITS.messagesPerChat + 5; i += 1) {
-      await observed.emit({ type: 'MESSAGE', data: { key: { remoteJid: '5511900000004@s.whatsapp.net', fromMe: false, id: `M${i}` }, message: { conversation: String(i) }, messageTimestamp: i } });
+      await observed.emit({
+        type: 'MESSAGE',
+        data: {
+          key: { remoteJid: '5511900000004@s.whatsapp.net', fromMe: false, id: `M${i}` },
+          message: { conversation: String(i) },
+          messageTimestamp: i,
+        },
+      });
     }
     const history = await new SandboxChats(w, () => owner).history('5511900000004', { offset: 0, limit: 500 });
     expect(history.total).toBe(LIMITS.messagesPerChat);
     expect(history.items[0]?.key.id).toBe(`M${LIMITS.messagesPerChat + 4}`);
     // Reactions and edits change messages; they are not messages of the chat.
-    await observed.emit({ type: 'MESSAGE', data: { key: { remoteJid: '5511900000004@s.whatsapp.net', fromMe: false, id: 'R1' }, message: { reactionMessage: { text: '👍' } }, messageTimestamp: 9999 } });
+    await observed.emit({
+      type: 'MESSAGE',
+      data: {
+        key: { remoteJid: '5511900000004@s.whatsapp.net', fromMe: false, id: 'R1' },
+        message: { reactionMessage: { text: '👍' } },
+        messageTimestamp: 9999,
+      },
+    });
     expect((await new SandboxChats(w, () => owner).history('5511900000004', { offset: 0, limit: 1 })).items[0]?.key.id).not.toBe('R1');
   });
 });

@@ -26,8 +26,11 @@ export const EPHEMERAL_SECONDS = [0, 86_400, 604_800, 7_776_000] as const;
 const settingsFields = {
   announce: Type.Boolean({ description: 'Only admins send messages.' }),
   locked: Type.Boolean({ description: 'Only admins edit the subject, description and picture.' }),
-  joinApproval: Type.Boolean({ description: 'People joining by invite link wait for an admin\'s approval.' }),
-  ephemeral: Type.Union(EPHEMERAL_SECONDS.map((s) => Type.Literal(s)), { description: 'Disappearing messages after 86400 (24 h), 604800 (7 days) or 7776000 (90 days) seconds; 0 is off.' }),
+  joinApproval: Type.Boolean({ description: "People joining by invite link wait for an admin's approval." }),
+  ephemeral: Type.Union(
+    EPHEMERAL_SECONDS.map((s) => Type.Literal(s)),
+    { description: 'Disappearing messages after 86400 (24 h), 604800 (7 days) or 7776000 (90 days) seconds; 0 is off.' },
+  ),
   memberAddMode: Type.Enum(['admins', 'all'] as const, { description: 'Who may add participants.' }),
 };
 
@@ -51,9 +54,19 @@ export const ParticipantResultSchema = Type.Object({
   number: Type.String(),
   jid: Type.String(),
   status: Type.Enum(
-    ['ok', 'already_participant', 'not_participant', 'not_on_network', 'privacy_restricted', 'not_allowed', 'group_full', 'no_request'] as const,
+    [
+      'ok',
+      'already_participant',
+      'not_participant',
+      'not_on_network',
+      'privacy_restricted',
+      'not_allowed',
+      'group_full',
+      'no_request',
+    ] as const,
     {
-      description: '`ok` done; `already_participant`; `not_participant`; `not_on_network` (no account); `privacy_restricted` (their privacy does not let you add them: send them the invite link); `not_allowed` (the creator cannot be removed or demoted, and you leave with /group/leave); `group_full` (1024); `no_request` (no pending join request).',
+      description:
+        '`ok` done; `already_participant`; `not_participant`; `not_on_network` (no account); `privacy_restricted` (their privacy does not let you add them: send them the invite link); `not_allowed` (the creator cannot be removed or demoted, and you leave with /group/leave); `group_full` (1024); `no_request` (no pending join request).',
     },
   ),
 });
@@ -80,7 +93,9 @@ export const ParticipantsBody = Type.Object({ groupId: GroupId, participants: Pa
 export const PictureReply = Type.Object({
   jid: Type.String(),
   pictureId: Type.Union([Type.String(), Type.Null()]),
-  url: Type.Union([Type.String(), Type.Null()], { description: 'Where to fetch the picture; on the sandbox network a data: URL. null when there is none (or you may not see it).' }),
+  url: Type.Union([Type.String(), Type.Null()], {
+    description: 'Where to fetch the picture; on the sandbox network a data: URL. null when there is none (or you may not see it).',
+  }),
 });
 
 export const PictureBody = Type.Object({ groupId: GroupId, image: ImageField }, { additionalProperties: false });
@@ -129,9 +144,15 @@ export const InvitePreviewSchema = Type.Object({
 
 export const JoinReply = Type.Object({
   groupId: Type.String(),
-  status: Type.Enum(['joined', 'requested'] as const, { description: '`requested`: the group needs an admin\'s approval (see /group/requests).' }),
+  status: Type.Enum(['joined', 'requested'] as const, {
+    description: "`requested`: the group needs an admin's approval (see /group/requests).",
+  }),
 });
 
 export const LeaveReply = Type.Object({ groupId: Type.String(), left: Type.Literal(true) });
 
-export const JoinRequestSchema = Type.Object({ jid: Type.String(), number: Type.String(), requestedAt: Type.Integer({ description: 'Unix seconds.' }) });
+export const JoinRequestSchema = Type.Object({
+  jid: Type.String(),
+  number: Type.String(),
+  requestedAt: Type.Integer({ description: 'Unix seconds.' }),
+});

@@ -1,12 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  connectedInstance,
-  createInstance,
-  startGateway,
-  uniqueNumber,
-  waitFor,
-  type TestGateway,
-} from '../../test/support/gateway.js';
+import { connectedInstance, createInstance, startGateway, uniqueNumber, waitFor, type TestGateway } from '../../test/support/gateway.js';
 import { ManualClock } from '../clock.js';
 import type { Instance, InstanceService } from '../instance-registry/service.js';
 import type { BacklogCounts } from './repo.js';
@@ -71,7 +64,17 @@ describe('health score formula', () => {
   });
 
   it('never goes below 0 and lists every reason', () => {
-    const worst = healthScore({ status: 'DISCONNECTED', lastDisconnect: 'connection_lost', flaps: 3, sends: 10, failures: 5, refusals: 5, latencyMs: 9000, backlog: 2000, deadLetters: 200 });
+    const worst = healthScore({
+      status: 'DISCONNECTED',
+      lastDisconnect: 'connection_lost',
+      flaps: 3,
+      sends: 10,
+      failures: 5,
+      refusals: 5,
+      latencyMs: 9000,
+      backlog: 2000,
+      deadLetters: 200,
+    });
     expect(worst.score).toBe(0);
     expect(worst.reasons).toHaveLength(7);
   });
@@ -98,7 +101,10 @@ describe('health service signals', () => {
     const { health, clock } = service();
     health.connectionChanged('i1', { status: 'CONNECTED', number: '1' });
     health.connectionChanged('i1', { status: 'DISCONNECTED', reason: 'connection_lost' });
-    expect(await health.scoreOf('i1')).toEqual({ score: 20, reasons: ['disconnected: connection_lost (-70)', '1 connection loss(es) in 15 min (-10)'] });
+    expect(await health.scoreOf('i1')).toEqual({
+      score: 20,
+      reasons: ['disconnected: connection_lost (-70)', '1 connection loss(es) in 15 min (-10)'],
+    });
     health.connectionChanged('i1', { status: 'CONNECTING', reason: 'reconnecting' });
     health.connectionChanged('i1', { status: 'CONNECTED', reason: 'reconnected' });
     expect((await health.scoreOf('i1')).score).toBe(90);
@@ -158,7 +164,12 @@ describe('health on the API', () => {
     expect(sent.body.instanceId).toBe(a.id);
     const report = await gw.api('GET', '/api/v1/instance/health', { key: a.token });
     expect(report.status).toBe(200);
-    expect(report.body).toMatchObject({ instanceId: a.id, score: 100, reasons: [], signals: { status: 'CONNECTED', sends: 1, failures: 0, refusals: 0, flaps: 0 } });
+    expect(report.body).toMatchObject({
+      instanceId: a.id,
+      score: 100,
+      reasons: [],
+      signals: { status: 'CONNECTED', sends: 1, failures: 0, refusals: 0, flaps: 0 },
+    });
     expect(report.body.signals.latencyMs).toBeGreaterThanOrEqual(0);
     expect((await gw.api('GET', '/api/v1/instance/health', { key: gw.adminKey })).status).toBe(403);
 
@@ -176,7 +187,8 @@ describe('health on the API', () => {
 
   it('lowers the score of an instance whose events wait for a webhook that fails', async () => {
     const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: 'http://127.0.0.1:9/never' });
-    for (let i = 0; i < 3; i++) await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: `x${i}` } });
+    for (let i = 0; i < 3; i++)
+      await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: `x${i}` } });
     const report = await waitFor(async () => {
       const body = (await gw.api('GET', '/api/v1/instance/health', { key: a.token })).body;
       return body.signals.backlog + body.signals.deadLetters > 0 ? body : undefined;

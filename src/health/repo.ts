@@ -9,8 +9,16 @@ export interface BacklogCounts {
 
 export async function backlogCounts(db: Kysely<Database>): Promise<BacklogCounts> {
   const [pending, dead] = await Promise.all([
-    db.selectFrom('outbox_pending').select(['instance_id', (eb) => eb.fn.countAll().as('n')]).groupBy('instance_id').execute(),
-    db.selectFrom('dead_letters').select(['instance_id', (eb) => eb.fn.countAll().as('n')]).groupBy('instance_id').execute(),
+    db
+      .selectFrom('outbox_pending')
+      .select(['instance_id', (eb) => eb.fn.countAll().as('n')])
+      .groupBy('instance_id')
+      .execute(),
+    db
+      .selectFrom('dead_letters')
+      .select(['instance_id', (eb) => eb.fn.countAll().as('n')])
+      .groupBy('instance_id')
+      .execute(),
   ]);
   // PostgreSQL answers counts as strings.
   return {

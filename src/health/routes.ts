@@ -8,14 +8,21 @@ import type { HealthService } from './service.js';
 
 export function healthRoutes(health: HealthService): RoutePlugin {
   return async (app) => {
-    app.get('/instance/health', {
-      config: { access: 'instance' as const },
-      schema: {
-        tags: ['instance'], security: INSTANCE, summary: 'Health score of the calling instance',
-        description: 'A score from 0 to 100 with the reasons that lowered it and the signals behind it: connection state and why it last closed (on WhatsApp: banned, logged out, restart required...), connection losses in the last 15 minutes, send failures, refusals and mean send time in the last 5 minutes, events waiting for delivery and dead letters (counted at most every HEALTH_INTERVAL_MS). Failover groups send only through members whose score is at least the group\'s `minHealth`. The formula is in docs/operations.md.',
-        response: { 200: S.HealthReport, ...errorResponses(401, 403) },
+    app.get(
+      '/instance/health',
+      {
+        config: { access: 'instance' as const },
+        schema: {
+          tags: ['instance'],
+          security: INSTANCE,
+          summary: 'Health score of the calling instance',
+          description:
+            "A score from 0 to 100 with the reasons that lowered it and the signals behind it: connection state and why it last closed (on WhatsApp: banned, logged out, restart required...), connection losses in the last 15 minutes, send failures, refusals and mean send time in the last 5 minutes, events waiting for delivery and dead letters (counted at most every HEALTH_INTERVAL_MS). Failover groups send only through members whose score is at least the group's `minHealth`. The formula is in docs/operations.md.",
+          response: { 200: S.HealthReport, ...errorResponses(401, 403) },
+        },
       },
-    }, async (request) => health.report(callerInstance(request).id));
+      async (request) => health.report(callerInstance(request).id),
+    );
   };
 }
 

@@ -123,8 +123,14 @@ export function healthScore(s: HealthSignals): HealthScore {
   }
   take(Math.min(PENALTIES.maxFlaps, s.flaps * PENALTIES.perFlap), `${s.flaps} connection loss(es) in ${FLAP_WINDOW_MS / 60_000} min`);
   const sample = Math.max(s.sends, PENALTIES.minSample);
-  take(Math.round(PENALTIES.failures * Math.min(1, s.failures / sample)), `${s.failures} of ${s.sends} sends failed in ${SEND_WINDOW_MS / 60_000} min`);
-  take(Math.round((PENALTIES.refusals * s.refusals) / sample), `${s.refusals} of ${s.sends} sends refused in ${SEND_WINDOW_MS / 60_000} min`);
+  take(
+    Math.round(PENALTIES.failures * Math.min(1, s.failures / sample)),
+    `${s.failures} of ${s.sends} sends failed in ${SEND_WINDOW_MS / 60_000} min`,
+  );
+  take(
+    Math.round((PENALTIES.refusals * s.refusals) / sample),
+    `${s.refusals} of ${s.sends} sends refused in ${SEND_WINDOW_MS / 60_000} min`,
+  );
   if (s.latencyMs !== null) take(stepPenalty(s.latencyMs, PENALTIES.latency), `mean send time ${Math.round(s.latencyMs)} ms`);
   take(stepPenalty(s.backlog, PENALTIES.backlog), `${s.backlog} events waiting for delivery`);
   take(stepPenalty(s.deadLetters, PENALTIES.deadLetters), `${s.deadLetters} dead letters`);

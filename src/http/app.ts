@@ -91,7 +91,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // short debug line and the socket goes, never an error-level line with a stack.
     errorHandler: (error, socket, request) => {
       const code = (error as { code?: string }).code;
-      if (code?.startsWith('WS_ERR_') || code === 'ECONNRESET' || code === 'EPIPE') request.log.debug({ code, reason: error.message }, 'websocket client error');
+      if (code?.startsWith('WS_ERR_') || code === 'ECONNRESET' || code === 'EPIPE')
+        request.log.debug({ code, reason: error.message }, 'websocket client error');
       else request.log.warn({ code, reason: error.message }, 'websocket error');
       socket.terminate();
     },

@@ -103,7 +103,10 @@ describe('cross-cutting HTTP behaviour', () => {
     const type = await gw.api('POST', '/api/v1/instance/webhook', { key: a.token, body: 'x=1', headers: { 'content-type': 'text/plain' } });
     expect(type.status).toBe(415);
     expect(typeof type.body.error).toBe('string');
-    const big = await gw.api('POST', '/api/v1/instance/webhook', { key: a.token, body: { webhookUrl: `https://x/${'a'.repeat(2_000_000)}` } });
+    const big = await gw.api('POST', '/api/v1/instance/webhook', {
+      key: a.token,
+      body: { webhookUrl: `https://x/${'a'.repeat(2_000_000)}` },
+    });
     expect(big.status).toBe(413);
     const wrong = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: 5511999999999, text: 'x' } });
     expect(wrong.status).toBe(400);

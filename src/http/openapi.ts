@@ -95,7 +95,8 @@ export function openApiDocument() {
           type: 'http' as const,
           scheme: 'bearer',
           bearerFormat: 'JWT',
-          description: 'A web-interface user\'s access token from POST /auth/login. Accepted on /auth/me and, for owners and operators, on every admin route (viewers: GET admin routes only).',
+          description:
+            "A web-interface user's access token from POST /auth/login. Accepted on /auth/me and, for owners and operators, on every admin route (viewers: GET admin routes only).",
         },
       },
     },
@@ -103,17 +104,25 @@ export function openApiDocument() {
       { name: 'server', description: 'Liveness and health' },
       { name: 'instance', description: 'Instances, tokens, webhook settings, connecting' },
       { name: 'send', description: 'Sending messages of every kind, batches and status posts' },
-      { name: 'message', description: 'Acting on stored messages (react, presence, read, delete, edit), finding them, poll results, media downloads and received-media settings' },
+      {
+        name: 'message',
+        description:
+          'Acting on stored messages (react, presence, read, delete, edit), finding them, poll results, media downloads and received-media settings',
+      },
       { name: 'events', description: 'Dead letters and the WebSocket stream' },
       { name: 'chat', description: 'Chats: list, search, pin, archive, mute, unread, delete, clear, history, number check' },
       { name: 'group', description: 'Groups: create, info, participants, picture, subject, description, settings, invites, join requests' },
-      { name: 'user', description: 'People (profile, avatar, contacts, blocks, presence) and the instance\'s own profile and privacy' },
+      { name: 'user', description: "People (profile, avatar, contacts, blocks, presence) and the instance's own profile and privacy" },
       { name: 'label', description: 'Labels on chats and messages (WhatsApp Business accounts)' },
       { name: 'newsletter', description: 'Newsletters (channels): create, follow, mute, posts' },
       { name: 'community', description: 'Communities: create, link groups, announcement group' },
       { name: 'call', description: 'Calls: reject, history, auto-reject' },
       { name: 'sandbox', description: 'Control of the simulated network (admin)' },
-      { name: 'admin', description: 'Running many numbers (admin key): failover groups, overview, outbox and dead letters across instances, bulk operations, alerts, backfill' },
+      {
+        name: 'admin',
+        description:
+          'Running many numbers (admin key): failover groups, overview, outbox and dead letters across instances, bulk operations, alerts, backfill',
+      },
       { name: 'auth', description: 'Users of the web interface: registration, sign-in (JWT), sessions, profile, users and invitations' },
     ],
   };

@@ -113,7 +113,11 @@ describe('rate limits over HTTP', () => {
       expect(Date.now() - started).toBeLessThan(5000); // no request waits on a dead Redis
       await redis.start();
       clock.advance(61_000);
-      await waitFor(async () => ((await gw.api('GET', '/api/v1/server/ok')).status === 200 ? true : undefined), 15_000, 'answers after Redis is back');
+      await waitFor(
+        async () => ((await gw.api('GET', '/api/v1/server/ok')).status === 200 ? true : undefined),
+        15_000,
+        'answers after Redis is back',
+      );
       // Back on Redis: the shared counter (in Redis) is what limits now.
       const client = new (await import('ioredis')).Redis(`redis://${redis.url}`);
       try {

@@ -91,8 +91,7 @@ export class RedisWindowStore implements SlidingWindowStore {
       this.markFailing();
       return this.fallback.hit(key, limit, windowMs, now);
     }
-    const run = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<[number, number, number]>>)
-      .waygateSlidingWindow!;
+    const run = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<[number, number, number]>>).waygateSlidingWindow!;
     try {
       const [allowed, remaining, waitMs] = await run.call(this.redis, this.prefix + key, now, windowMs, limit, `${now}-${randomUUID()}`);
       if (this.failing) {

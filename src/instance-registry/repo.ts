@@ -37,12 +37,7 @@ export class InstanceRepo {
   }
 
   listByStatus(network: string, statuses: string[]): Promise<InstanceRow[]> {
-    return this.db
-      .selectFrom('instances')
-      .selectAll()
-      .where('network', '=', network)
-      .where('status', 'in', statuses)
-      .execute();
+    return this.db.selectFrom('instances').selectAll().where('network', '=', network).where('status', 'in', statuses).execute();
   }
 
   async countByStatus(): Promise<Record<string, number>> {
@@ -64,7 +59,10 @@ export class InstanceRepo {
   }
 
   async count(): Promise<number> {
-    const row = await this.db.selectFrom('instances').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('instances')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 

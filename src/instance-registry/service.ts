@@ -232,7 +232,10 @@ export class InstanceService {
   private async checkWebhookUrl(url: string): Promise<void> {
     if (!this.webhookGuard) return;
     const refused = await this.webhookGuard(url);
-    if (refused) throw errors.webhookUrlRefused(`webhookUrl: ${refused}; private and loopback targets need WEBHOOK_ALLOW_PRIVATE_URLS=true or the admin key (set it at /instance/create)`);
+    if (refused)
+      throw errors.webhookUrlRefused(
+        `webhookUrl: ${refused}; private and loopback targets need WEBHOOK_ALLOW_PRIVATE_URLS=true or the admin key (set it at /instance/create)`,
+      );
   }
 
   async updateSettings(id: string, patch: Partial<Pick<Instance, 'proxyUrl'>> & { settings?: InstanceSettings }): Promise<Instance> {

@@ -43,9 +43,15 @@ describe.each(DIALECTS)('instances on %s', (dialect) => {
       expect(bad.status, JSON.stringify(instanceName)).toBe(400);
       expect(bad.body.error).toMatch(/instanceName/);
     }
-    const badUrl = await gw.api('POST', '/api/v1/instance/create', { key: gw.adminKey, body: { instanceName: uniqueName(), webhookUrl: 'ftp://x' } });
+    const badUrl = await gw.api('POST', '/api/v1/instance/create', {
+      key: gw.adminKey,
+      body: { instanceName: uniqueName(), webhookUrl: 'ftp://x' },
+    });
     expect(badUrl.status).toBe(400);
-    const badNet = await gw.api('POST', '/api/v1/instance/create', { key: gw.adminKey, body: { instanceName: uniqueName(), network: 'telegram' } });
+    const badNet = await gw.api('POST', '/api/v1/instance/create', {
+      key: gw.adminKey,
+      body: { instanceName: uniqueName(), network: 'telegram' },
+    });
     expect(badNet.status).toBe(400);
   });
 
@@ -68,7 +74,12 @@ describe.each(DIALECTS)('instances on %s', (dialect) => {
     const a = await createInstance(gw);
     const res = await gw.api('GET', '/api/v1/instance/status', { key: a.token });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ instanceId: a.id, instanceName: a.name, status: 'created', health: { score: 0, reasons: ['never connected (-100)'] } });
+    expect(res.body).toEqual({
+      instanceId: a.id,
+      instanceName: a.name,
+      status: 'created',
+      health: { score: 0, reasons: ['never connected (-100)'] },
+    });
   });
 
   it('deletes an instance with its tokens; 404 for unknown ids', async () => {

@@ -22,12 +22,10 @@ export const WebhookSecret = Type.String({
 });
 
 export const EventFilter = Type.Union(
-  [
-    Type.Literal('ALL'),
-    Type.Array(Type.Enum(EVENT_TYPES), { maxItems: EVENT_TYPES.length, uniqueItems: true }),
-  ],
+  [Type.Literal('ALL'), Type.Array(Type.Enum(EVENT_TYPES), { maxItems: EVENT_TYPES.length, uniqueItems: true })],
   {
-    description: '`"ALL"` (default at creation) or a list of event types. Applies to every channel (webhook, WebSocket, brokers); events outside it are not recorded.',
+    description:
+      '`"ALL"` (default at creation) or a list of event types. Applies to every channel (webhook, WebSocket, brokers); events outside it are not recorded.',
   },
 );
 
@@ -64,7 +62,9 @@ export const CreateReply = Type.Object({
 export const Health = Type.Object(
   {
     score: Type.Integer({ minimum: 0, maximum: 100, description: '100 is healthy; the formula is in docs/operations.md.' }),
-    reasons: Type.Array(Type.String(), { description: 'What lowered the score, each with its penalty, e.g. `disconnected: connection_lost (-70)`. Empty at 100.' }),
+    reasons: Type.Array(Type.String(), {
+      description: 'What lowered the score, each with its penalty, e.g. `disconnected: connection_lost (-70)`. Empty at 100.',
+    }),
   },
   { description: 'Health score of the instance (GET /instance/health gives the signals behind it).' },
 );
@@ -137,7 +137,9 @@ export const DeadLetterView = Type.Object({
   eventId: Type.String(),
   event: Type.String(),
   attempts: Type.Integer({ description: 'Delivery attempts so far, automatic and manual.' }),
-  lastStatus: Type.Union([Type.Integer(), Type.Null()], { description: 'Receiver HTTP status of the last attempt; null when it did not answer.' }),
+  lastStatus: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Receiver HTTP status of the last attempt; null when it did not answer.',
+  }),
   lastError: Type.Union([Type.String(), Type.Null()]),
   firstAttemptAt: Type.String({ format: 'date-time' }),
   lastAttemptAt: Type.String({ format: 'date-time' }),
@@ -159,7 +161,11 @@ export const DeadLetterParams = Type.Object(
 );
 
 export const InstanceSettingsBody = Type.Object(
-  { interactiveMessages: Type.Optional(Type.Boolean({ description: 'Allow raw interactive messages (buttons, list, carousel, pix) on WhatsApp.' })) },
+  {
+    interactiveMessages: Type.Optional(
+      Type.Boolean({ description: 'Allow raw interactive messages (buttons, list, carousel, pix) on WhatsApp.' }),
+    ),
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 

@@ -57,7 +57,10 @@ describe('/label on the sandbox network', () => {
     expectError(await post(shop, '/label/edit', { labelId: vip.labelId }), 400, /fewer than 2|must NOT have fewer/);
 
     expect(expectStatus(await get(shop, '/label/list'), 200)).toMatchObject({ items: [edited, paid], total: 2 });
-    expect(expectStatus(await post(shop, '/label/delete', { labelId: paid.labelId }), 200)).toEqual({ labelId: paid.labelId, deleted: true });
+    expect(expectStatus(await post(shop, '/label/delete', { labelId: paid.labelId }), 200)).toEqual({
+      labelId: paid.labelId,
+      deleted: true,
+    });
     await events.next(shop.id, 'LABEL', (e) => e.data.action === 'delete' && e.data.label.labelId === paid.labelId);
     expect(expectStatus(await get(shop, '/label/list'), 200).total).toBe(1);
     expectError(await post(shop, '/label/delete', { labelId: paid.labelId }), 404, /not found/);
@@ -86,16 +89,30 @@ describe('/label on the sandbox network', () => {
     const filtered = expectStatus(await get(shop, `/chat/list?labelId=${lead.labelId}`), 200);
     expect(filtered.items.map((c: any) => [c.chatId, c.labels])).toEqual([[`${customer}@s.whatsapp.net`, [lead.labelId]]]);
 
-    const onMessage = expectStatus(await post(shop, '/label/apply', { labelId: lead.labelId, chatId: customer, messageId: first.key.id }), 200);
-    expect(onMessage).toEqual({ labelId: lead.labelId, chatId: `${customer}@s.whatsapp.net`, messageId: first.key.id, labels: [lead.labelId] });
+    const onMessage = expectStatus(
+      await post(shop, '/label/apply', { labelId: lead.labelId, chatId: customer, messageId: first.key.id }),
+      200,
+    );
+    expect(onMessage).toEqual({
+      labelId: lead.labelId,
+      chatId: `${customer}@s.whatsapp.net`,
+      messageId: first.key.id,
+      labels: [lead.labelId],
+    });
     await events.next(shop.id, 'LABEL', (e) => e.data.action === 'apply' && e.data.messageId === first.key.id);
     const history = expectStatus(await get(shop, `/chat/history?chatId=${customer}`), 200);
     expect(history.items[0]).toMatchObject({ key: { id: first.key.id }, labels: [lead.labelId] });
-    expectError(await post(shop, '/label/apply', { labelId: lead.labelId, chatId: customer, messageId: 'NOPE' }), 404, /message NOPE not found/);
+    expectError(
+      await post(shop, '/label/apply', { labelId: lead.labelId, chatId: customer, messageId: 'NOPE' }),
+      404,
+      /message NOPE not found/,
+    );
     expectError(await post(shop, '/label/apply', { labelId: lead.labelId, chatId: uniqueNumber() }), 404, /chat .* not found/);
     expectError(await post(shop, '/label/apply', { labelId: '777', chatId: customer }), 404, /label 777 not found/);
 
-    expect(expectStatus(await post(shop, '/label/remove', { labelId: lead.labelId, chatId: customer, messageId: first.key.id }), 200).labels).toEqual([]);
+    expect(
+      expectStatus(await post(shop, '/label/remove', { labelId: lead.labelId, chatId: customer, messageId: first.key.id }), 200).labels,
+    ).toEqual([]);
     await events.next(shop.id, 'LABEL', (e) => e.data.action === 'remove' && e.data.messageId === first.key.id);
     expect(expectStatus(await post(shop, '/label/remove', { labelId: lead.labelId, chatId: customer }), 200).labels).toEqual([]);
     expect(expectStatus(await get(shop, `/chat/list?labelId=${lead.labelId}`), 200).total).toBe(0);

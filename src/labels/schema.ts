@@ -24,7 +24,9 @@ export const TargetBody = Type.Object(
   {
     labelId: LabelId,
     chatId: ChatId,
-    messageId: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Label this message of the chat instead of the chat itself.' })),
+    messageId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, description: 'Label this message of the chat instead of the chat itself.' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -38,7 +38,9 @@ export async function imageInfo(data: Buffer, field: string): Promise<ImageInfo>
 /** Any still or animated image as a 512x512 WebP sticker (transparent padding keeps the aspect ratio). */
 export async function toStickerWebp(data: Buffer, field: string): Promise<Buffer> {
   try {
-    return await (await sharp(data, { animated: true }))
+    return await (
+      await sharp(data, { animated: true })
+    )
       .resize(STICKER_SIZE, STICKER_SIZE, { fit: 'contain', background: { r: 0, g: 0, b: 0, alpha: 0 } })
       .webp({ quality: 80 })
       .toBuffer();
@@ -49,7 +51,9 @@ export async function toStickerWebp(data: Buffer, field: string): Promise<Buffer
 
 export async function toJpegThumbnail(data: Buffer, field: string): Promise<Buffer> {
   try {
-    return await (await sharp(data))
+    return await (
+      await sharp(data)
+    )
       .resize(THUMBNAIL_SIZE, THUMBNAIL_SIZE, { fit: 'inside', withoutEnlargement: true })
       .flatten({ background: '#ffffff' })
       .jpeg({ quality: 70 })

@@ -264,18 +264,28 @@ describe('media bodies in flight (MEDIA_INFLIGHT_MAX_BYTES)', () => {
     const length = 700 * 1024;
     const first = heldRequest(a.token, length);
     await waitFor(() => (inFlight(gw) >= length ? true : undefined), 5000, 'first body admitted');
-    const refused = await gw.api('POST', '/api/v1/send/media', { key: a.token, body: { number: uniqueNumber(), media: { base64: 'A'.repeat(600 * 1024) } } });
+    const refused = await gw.api('POST', '/api/v1/send/media', {
+      key: a.token,
+      body: { number: uniqueNumber(), media: { base64: 'A'.repeat(600 * 1024) } },
+    });
     expect(refused.status).toBe(503);
     expect(refused.body).toMatchObject({ error: expect.stringMatching(/MEDIA_INFLIGHT_MAX_BYTES/), retryAfter: expect.any(Number) });
     // Small bodies of other routes are not counted.
-    expect((await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'still fine' } })).status).toBe(200);
+    expect((await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'still fine' } })).status).toBe(
+      200,
+    );
     // Unauthenticated bodies are refused before they are counted.
-    expect((await gw.api('POST', '/api/v1/send/media', { key: 'wgt_' + 'x'.repeat(43), body: { media: { base64: 'AAAA' } } })).status).toBe(401);
+    expect((await gw.api('POST', '/api/v1/send/media', { key: 'wgt_' + 'x'.repeat(43), body: { media: { base64: 'AAAA' } } })).status).toBe(
+      401,
+    );
     first.request.destroy();
     await first.answered.catch(() => undefined);
     await waitFor(() => (inFlight(gw) === 0 ? true : undefined), 5000, 'budget released');
     // A body alone is admitted even when it is larger than the budget.
-    const alone = await gw.api('POST', '/api/v1/send/media', { key: a.token, body: { number: uniqueNumber(), media: { base64: 'A'.repeat(1200 * 1024) } } });
+    const alone = await gw.api('POST', '/api/v1/send/media', {
+      key: a.token,
+      body: { number: uniqueNumber(), media: { base64: 'A'.repeat(1200 * 1024) } },
+    });
     expect(alone.status).not.toBe(503);
     expect(inFlight(gw)).toBe(0);
   });
@@ -325,7 +335,10 @@ describe('media keys and orphaned files', () => {
     try {
       const a = await connectedInstance(gw, uniqueNumber());
       const samples = await makeSamples();
-      const sent = await gw.api('POST', '/api/v1/send/media', { key: a.token, body: { number: uniqueNumber(), media: { base64: samples.png.toString('base64') } } });
+      const sent = await gw.api('POST', '/api/v1/send/media', {
+        key: a.token,
+        body: { number: uniqueNumber(), media: { base64: samples.png.toString('base64') } },
+      });
       expect(sent.status).toBe(200);
       const key = mediaKey(a.id, sent.body.key.id);
       await gw.media.put(`${a.id}/stray`, Buffer.from('x'), 'text/plain');

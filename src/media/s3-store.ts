@@ -117,7 +117,9 @@ export class S3MediaStore implements MediaStore {
         new ListObjectsV2Command({ Bucket: this.config.bucket, Prefix: this.config.prefix || undefined, ContinuationToken: token }),
       );
       yield (page.Contents ?? []).flatMap((o) =>
-        o.Key?.startsWith(this.config.prefix) ? [{ key: o.Key.slice(this.config.prefix.length), modifiedAt: o.LastModified?.getTime() ?? 0 }] : [],
+        o.Key?.startsWith(this.config.prefix)
+          ? [{ key: o.Key.slice(this.config.prefix.length), modifiedAt: o.LastModified?.getTime() ?? 0 }]
+          : [],
       );
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);

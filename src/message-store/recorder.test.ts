@@ -23,7 +23,11 @@ function setup(timeoutMs: number) {
 function incoming(load: () => Promise<Buffer>): CanonicalEvent {
   return {
     type: 'MESSAGE',
-    data: { key: { remoteJid: '5511@s.whatsapp.net', fromMe: false, id: 'M1' }, message: { imageMessage: { caption: 'x' } }, messageTimestamp: 1 },
+    data: {
+      key: { remoteJid: '5511@s.whatsapp.net', fromMe: false, id: 'M1' },
+      message: { imageMessage: { caption: 'x' } },
+      messageTimestamp: 1,
+    },
     media: { mimetype: 'image/jpeg', load },
   };
 }

@@ -23,7 +23,6 @@ import { safeMimetype } from '../media/resolver.js';
 /** The per-instance setting (instance settings JSON) that inlines received media as base64. */
 export const BASE64_SETTING = 'mediaBase64InEvents';
 
-
 export function downloadPath(messageId: string): string {
   return `/api/v1/message/download/${encodeURIComponent(messageId)}`;
 }
@@ -81,7 +80,10 @@ export class MessageRecorder {
         data.media = result.view;
       } catch (error) {
         if (error instanceof MediaDeadlineError) {
-          this.log.warn({ instanceId, messageId: key.id, timeoutMs: this.config.recordTimeoutMs }, 'message media not stored in time; the event goes without it');
+          this.log.warn(
+            { instanceId, messageId: key.id, timeoutMs: this.config.recordTimeoutMs },
+            'message media not stored in time; the event goes without it',
+          );
           data.media = { mimetype: media.mimetype, stored: false, reason: 'timeout' };
         } else {
           this.log.error({ err: error, instanceId, messageId: key.id }, 'could not store message media');
@@ -99,7 +101,11 @@ export class MessageRecorder {
         instanceId,
         key,
         // The author in a group: beside the key (sandbox) or inside it (WhatsApp, as message keys carry it).
-        ...(typeof data.participant === 'string' ? { participant: data.participant } : data.key.participant ? { participant: data.key.participant } : {}),
+        ...(typeof data.participant === 'string'
+          ? { participant: data.participant }
+          : data.key.participant
+            ? { participant: data.key.participant }
+            : {}),
         ...(typeof data.pushName === 'string' ? { pushName: data.pushName } : {}),
         messageType,
         message: content,

@@ -29,7 +29,13 @@ function containing(text: string): string {
 }
 
 /** Where a message's readable text sits: text, extended text, or a media caption. */
-const TEXT_PATHS = [['conversation'], ['extendedTextMessage', 'text'], ['imageMessage', 'caption'], ['videoMessage', 'caption'], ['documentMessage', 'caption']];
+const TEXT_PATHS = [
+  ['conversation'],
+  ['extendedTextMessage', 'text'],
+  ['imageMessage', 'caption'],
+  ['videoMessage', 'caption'],
+  ['documentMessage', 'caption'],
+];
 
 interface PendingWrite {
   row: MessageRow;
@@ -130,7 +136,11 @@ export class MessageStore implements ChatMessages {
   }
 
   /** Messages of an instance matching `filter`, newest first (poll votes not included). */
-  async search(instanceId: string, filter: MessageFilter, page: { offset: number; limit: number }): Promise<{ items: StoredMessage[]; total: number }> {
+  async search(
+    instanceId: string,
+    filter: MessageFilter,
+    page: { offset: number; limit: number },
+  ): Promise<{ items: StoredMessage[]; total: number }> {
     await this.settled();
     let query = this.db.selectFrom('messages').where('instance_id', '=', instanceId).where('message_type', '!=', POLL_VOTE_TYPE);
     if (filter.remoteJid !== undefined) query = query.where('remote_jid', '=', filter.remoteJid);
@@ -167,7 +177,12 @@ export class MessageStore implements ChatMessages {
    * REVOKED_TYPE and `{}`); a revoked message also loses its media. Returns the media key it
    * dropped, for the caller to delete from the media store.
    */
-  async replaceContent(instanceId: string, messageId: string, messageType: string, content: Record<string, unknown>): Promise<string | undefined> {
+  async replaceContent(
+    instanceId: string,
+    messageId: string,
+    messageType: string,
+    content: Record<string, unknown>,
+  ): Promise<string | undefined> {
     const current = await this.find(instanceId, messageId);
     if (!current) return undefined;
     const revoked = messageType === REVOKED_TYPE;
@@ -185,7 +200,10 @@ export class MessageStore implements ChatMessages {
   }
 
   /** Keeps a decrypted poll vote (the vote message's id, the voter and the option names). */
-  savePollVote(instanceId: string, vote: { key: MessageKey; pollMessageId: string; voter: string; selectedOptions: string[]; messageTimestamp: number; createdAt: number }): Promise<void> {
+  savePollVote(
+    instanceId: string,
+    vote: { key: MessageKey; pollMessageId: string; voter: string; selectedOptions: string[]; messageTimestamp: number; createdAt: number },
+  ): Promise<void> {
     return this.save({
       instanceId,
       key: vote.key,
@@ -214,7 +232,11 @@ export class MessageStore implements ChatMessages {
       const vote = JSON.parse(row.content) as { pollMessageId?: string; selectedOptions?: string[] };
       if (vote.pollMessageId !== pollMessageId || !row.participant) continue;
       latest.delete(row.participant);
-      latest.set(row.participant, { voter: row.participant, selectedOptions: vote.selectedOptions ?? [], messageTimestamp: Number(row.message_timestamp) });
+      latest.set(row.participant, {
+        voter: row.participant,
+        selectedOptions: vote.selectedOptions ?? [],
+        messageTimestamp: Number(row.message_timestamp),
+      });
     }
     return [...latest.values()];
   }

@@ -26,7 +26,6 @@ const ONE_EMOJI = new RegExp('^\\p{RGI_Emoji}$', 'v');
 /** The message kinds whose text can be edited. */
 const TEXT_KINDS = new Set(['conversation', 'extendedTextMessage']);
 
-
 export class MessageService {
   private readonly timers = new Set<NodeJS.Timeout>();
 
@@ -143,8 +142,7 @@ export class MessageService {
   async pollResults(instance: Instance, messageId: string) {
     const poll = await this.store.find(instance.id, messageId);
     const creation = poll ? pollCreationOf(poll.message) : undefined;
-    if (!poll?.key.fromMe || !creation)
-      throw errors.pollNotFound(`poll ${messageId} not found among the polls this instance sent`);
+    if (!poll?.key.fromMe || !creation) throw errors.pollNotFound(`poll ${messageId} not found among the polls this instance sent`);
     const names = (creation.options ?? []).map((option) => option.optionName ?? '');
     const votes = await this.store.pollVotes(instance.id, messageId);
     const current = votes.filter((vote) => vote.selectedOptions.length > 0);

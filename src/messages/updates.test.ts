@@ -170,7 +170,7 @@ describe.each(['sqlite', 'postgres'] as const)('message updates from WhatsApp pa
         chosen,
         [],
         ctx.addresses,
-        );
+      );
     const vote = (id: string, at: number, chosen: string[]): CanonicalEvent => ({ type: 'MESSAGE', data: voteData(id, at, chosen) });
     await updates.record(instanceId, vote('3EB0VOTE0001', 1_780_000_800, ['pizza']));
     await updates.record(instanceId, vote('3EB0VOTE0002', 1_780_000_900, ['sushi', 'salad']));

@@ -17,7 +17,6 @@ import { isGroupJid, type CanonicalEvent, type EventData, type EventMessageKey, 
 
 type Json = Record<string, unknown>;
 
-
 export class MessageUpdates {
   constructor(
     private readonly store: MessageStore,

@@ -35,19 +35,38 @@ const uploadFn: WAMediaUploadFunction = (_path, { mediaType }) =>
 
 const image = media(png(), 'image/png', { width: 4, height: 4 });
 const quoted = { key: { remoteJid: `${TO}@s.whatsapp.net`, fromMe: false, id: '3EB0QUOTED01' }, message: { conversation: 'the question' } };
-const ownQuoted = { key: { remoteJid: `${TO}@s.whatsapp.net`, fromMe: true, id: '3EB0OWN00001' }, participant: `${ME}@s.whatsapp.net`, message: { conversation: 'mine' } };
+const ownQuoted = {
+  key: { remoteJid: `${TO}@s.whatsapp.net`, fromMe: true, id: '3EB0OWN00001' },
+  participant: `${ME}@s.whatsapp.net`,
+  message: { conversation: 'mine' },
+};
 
 const KINDS: [string, OutgoingMessage][] = [
   ['text', { kind: 'text', to: TO, text: 'hello', linkPreview: false }],
   ['text with a link preview', { kind: 'text', to: TO, text: 'read https://example.com/a now', linkPreview: true }],
-  ['text with quote and mention', { kind: 'text', to: TO, text: 'hi @5511977776666', linkPreview: false, mentions: ['5511977776666'], quoted }],
+  [
+    'text with quote and mention',
+    { kind: 'text', to: TO, text: 'hi @5511977776666', linkPreview: false, mentions: ['5511977776666'], quoted },
+  ],
   ['text quoting an own message', { kind: 'text', to: TO, text: 'as I said', linkPreview: false, quoted: ownQuoted }],
   ['image', { kind: 'media', to: TO, mediaType: 'image', media: image, caption: 'pic' }],
   ['video', { kind: 'media', to: TO, mediaType: 'video', media: media(randomBytes(64), 'video/mp4'), caption: 'clip' }],
   ['voice note', { kind: 'media', to: TO, mediaType: 'audio', media: media(randomBytes(64), 'audio/ogg; codecs=opus'), voiceNote: true }],
   ['audio', { kind: 'media', to: TO, mediaType: 'audio', media: media(randomBytes(64), 'audio/mpeg') }],
-  ['document', { kind: 'media', to: TO, mediaType: 'document', media: media(randomBytes(64), 'application/pdf', { fileName: 'a.pdf' }), caption: 'doc' }],
-  ['link', { kind: 'link', to: TO, text: 'see https://example.com', url: 'https://example.com', title: 'Example', description: 'An example' }],
+  [
+    'document',
+    {
+      kind: 'media',
+      to: TO,
+      mediaType: 'document',
+      media: media(randomBytes(64), 'application/pdf', { fileName: 'a.pdf' }),
+      caption: 'doc',
+    },
+  ],
+  [
+    'link',
+    { kind: 'link', to: TO, text: 'see https://example.com', url: 'https://example.com', title: 'Example', description: 'An example' },
+  ],
   ['location', { kind: 'location', to: TO, latitude: -23.5, longitude: -46.6, name: 'Office', address: 'Av. Paulista' }],
   ['one contact', { kind: 'contact', to: TO, contacts: [{ displayName: 'Ana', vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:Ana\nEND:VCARD' }] }],
   [
@@ -77,8 +96,29 @@ const KINDS: [string, OutgoingMessage][] = [
       ],
     },
   ],
-  ['buttons with image header', { kind: 'buttons', to: TO, text: 'Look', title: 'T', header: { mediaType: 'image', media: image }, buttons: [{ type: 'reply', id: 'ok', text: 'OK' }] }],
-  ['list', { kind: 'list', to: TO, text: 'Menu', title: 'T', footer: 'f', buttonText: 'Open', sections: [{ title: 'S', rows: [{ id: 'r1', title: 'Row', description: 'd' }] }] }],
+  [
+    'buttons with image header',
+    {
+      kind: 'buttons',
+      to: TO,
+      text: 'Look',
+      title: 'T',
+      header: { mediaType: 'image', media: image },
+      buttons: [{ type: 'reply', id: 'ok', text: 'OK' }],
+    },
+  ],
+  [
+    'list',
+    {
+      kind: 'list',
+      to: TO,
+      text: 'Menu',
+      title: 'T',
+      footer: 'f',
+      buttonText: 'Open',
+      sections: [{ title: 'S', rows: [{ id: 'r1', title: 'Row', description: 'd' }] }],
+    },
+  ],
   ['single-choice poll', { kind: 'poll', to: TO, name: 'Lunch?', options: ['A', 'B'], selectableCount: 1 }],
   ['multiple-choice poll', { kind: 'poll', to: TO, name: 'Toppings', options: ['A', 'B', 'C'], selectableCount: 2 }],
   ['sticker', { kind: 'sticker', to: TO, media: media(randomBytes(64), 'image/webp') }],
@@ -104,7 +144,17 @@ const KINDS: [string, OutgoingMessage][] = [
  * Per-send values (new media keys and upload paths, secrets, the thumbnail Baileys makes, a payment
  * reference) and Baileys' bookkeeping (`nonJidMentions`).
  */
-const VOLATILE = new Set(['url', 'directPath', 'mediaKey', 'fileEncSha256', 'mediaKeyTimestamp', 'jpegThumbnail', 'messageContextInfo', 'messageSecret', 'nonJidMentions']);
+const VOLATILE = new Set([
+  'url',
+  'directPath',
+  'mediaKey',
+  'fileEncSha256',
+  'mediaKeyTimestamp',
+  'jpegThumbnail',
+  'messageContextInfo',
+  'messageSecret',
+  'nonJidMentions',
+]);
 
 function comparable(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(comparable);
@@ -140,7 +190,22 @@ describe('the port contract: both drivers send the same payload for every kind',
   it('covers every kind of the canonical union', () => {
     const kinds = new Set(KINDS.map(([, m]) => m.kind));
     expect([...kinds].sort()).toEqual(
-      ['buttons', 'carousel', 'contact', 'forward', 'link', 'list', 'location', 'media', 'pix', 'poll', 'sticker', 'status_media', 'status_text', 'text'].sort(),
+      [
+        'buttons',
+        'carousel',
+        'contact',
+        'forward',
+        'link',
+        'list',
+        'location',
+        'media',
+        'pix',
+        'poll',
+        'sticker',
+        'status_media',
+        'status_text',
+        'text',
+      ].sort(),
     );
   });
 
@@ -190,7 +255,8 @@ describe('the port contract: both drivers emit the same event shapes', () => {
       await admin('presence', { from: contact, to: instance.number, presence: 'unavailable' });
       await admin('presence', { from: contact, to: instance.number, presence: 'composing' });
       await admin('calls', { from: contact, to: instance.number, isVideo: true });
-      const sandbox = async (type: string, match: (data: any) => boolean = () => true) => (await events.next(instance.id, type, (e) => match(e.data))).data;
+      const sandbox = async (type: string, match: (data: any) => boolean = () => true) =>
+        (await events.next(instance.id, type, (e) => match(e.data))).data;
 
       const whatsapp = {
         MESSAGE: upsertEvents({ type: 'notify', messages: [F.textFromLid] }, ctx, () => false)[0]?.data,

@@ -17,7 +17,10 @@ export function nativeButton(button: MessageButton): { name: string; buttonParam
     case 'reply':
       return { name: 'quick_reply', buttonParamsJson: JSON.stringify({ display_text: button.text, id: button.id }) };
     case 'url':
-      return { name: 'cta_url', buttonParamsJson: JSON.stringify({ display_text: button.text, url: button.url, merchant_url: button.url }) };
+      return {
+        name: 'cta_url',
+        buttonParamsJson: JSON.stringify({ display_text: button.text, url: button.url, merchant_url: button.url }),
+      };
     case 'call':
       return { name: 'cta_call', buttonParamsJson: JSON.stringify({ display_text: button.text, phone_number: `+${button.phoneNumber}` }) };
     case 'copy':
@@ -43,7 +46,13 @@ function flow(buttons: { name: string; buttonParamsJson: string }[]): Json {
 
 const footerOf = (footer?: string): Json => (footer ? { footer: { text: footer } } : {});
 
-export function buttonsMessage(input: { title?: string; text: string; footer?: string; buttons: MessageButton[]; headerMedia?: HeaderMedia }): Json {
+export function buttonsMessage(input: {
+  title?: string;
+  text: string;
+  footer?: string;
+  buttons: MessageButton[];
+  headerMedia?: HeaderMedia;
+}): Json {
   const header = input.headerMedia
     ? { header: { ...(input.title ? { title: input.title } : {}), hasMediaAttachment: true, ...input.headerMedia } }
     : input.title
@@ -83,7 +92,9 @@ export function pixMessage(input: { merchantName: string; key: string; keyType: 
     reference_id: `WG${randomBytes(5).toString('hex').toUpperCase()}`,
     type: 'physical-goods',
     order: { status: 'pending', subtotal: amount, order_type: 'ORDER', items: [] },
-    payment_settings: [{ type: 'pix_static_code', pix_static_code: { merchant_name: input.merchantName, key: input.key, key_type: input.keyType } }],
+    payment_settings: [
+      { type: 'pix_static_code', pix_static_code: { merchant_name: input.merchantName, key: input.key, key_type: input.keyType } },
+    ],
     share_payment_status: false,
   };
   return interactiveEnvelope({

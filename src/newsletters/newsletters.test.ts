@@ -28,7 +28,10 @@ describe('/newsletter on the sandbox network', () => {
   afterAll(async () => gw.stop());
 
   it('creates a newsletter that anyone can look up by id or invite link, and follows it', async () => {
-    const created = expectStatus(await post(owner, '/newsletter/create', { name: 'Daily News', description: 'Every day', picture: PNG_BASE64 }), 201);
+    const created = expectStatus(
+      await post(owner, '/newsletter/create', { name: 'Daily News', description: 'Every day', picture: PNG_BASE64 }),
+      201,
+    );
     expect(created).toMatchObject({
       name: 'Daily News',
       description: 'Every day',
@@ -41,7 +44,9 @@ describe('/newsletter on the sandbox network', () => {
     expect(created.newsletterId).toMatch(/^\d+@newsletter$/);
     expect(created.inviteLink).toBe(`https://whatsapp.com/channel/${created.inviteCode}`);
     expect((await newsletterEvent(owner, created.newsletterId, 'create')).data.name).toBe('Daily News');
-    expect(expectStatus(await get(owner, '/newsletter/list?role=owner'), 200).items.map((n: any) => n.newsletterId)).toEqual([created.newsletterId]);
+    expect(expectStatus(await get(owner, '/newsletter/list?role=owner'), 200).items.map((n: any) => n.newsletterId)).toEqual([
+      created.newsletterId,
+    ]);
 
     const byId = expectStatus(await get(follower, `/newsletter/info?newsletterId=${created.newsletterId}`), 200);
     expect(byId).toMatchObject({ newsletterId: created.newsletterId, role: 'guest' });
@@ -50,14 +55,21 @@ describe('/newsletter on the sandbox network', () => {
     expectError(await get(follower, '/newsletter/info?inviteCode=unknown0000'), 404, /invite code is invalid/);
     expectError(await get(follower, '/newsletter/info?newsletterId=1203639999@newsletter'), 404, /not found/);
     expectError(await get(follower, '/newsletter/info'), 400, /fewer than 1|must NOT have fewer/);
-    expectError(await get(follower, `/newsletter/info?newsletterId=${created.newsletterId}&inviteCode=x`), 400, /more than 1|must NOT have more/);
+    expectError(
+      await get(follower, `/newsletter/info?newsletterId=${created.newsletterId}&inviteCode=x`),
+      400,
+      /more than 1|must NOT have more/,
+    );
 
     const followed = expectStatus(await post(follower, '/newsletter/follow', { newsletterId: created.newsletterId }), 200);
     expect(followed).toMatchObject({ role: 'subscriber', followers: 1, muted: false });
     await newsletterEvent(follower, created.newsletterId, 'follow');
     expectError(await post(follower, '/newsletter/follow', { newsletterId: created.newsletterId }), 409, /already following/);
     expectError(await post(owner, '/newsletter/follow', { newsletterId: created.newsletterId }), 409, /you own/);
-    expect(expectStatus(await get(follower, '/newsletter/list'), 200).items.map((n: any) => [n.newsletterId, n.role])).toContainEqual([created.newsletterId, 'subscriber']);
+    expect(expectStatus(await get(follower, '/newsletter/list'), 200).items.map((n: any) => [n.newsletterId, n.role])).toContainEqual([
+      created.newsletterId,
+      'subscriber',
+    ]);
     expect(expectStatus(await get(follower, '/newsletter/list?role=owner'), 200).total).toBe(0);
   });
 
@@ -66,10 +78,20 @@ describe('/newsletter on the sandbox network', () => {
     expectStatus(await post(follower, '/newsletter/follow', { newsletterId }), 200);
 
     const sent = expectStatus(await post(owner, '/newsletter/send', { newsletterId, text: 'first post' }), 200);
-    expect(sent).toMatchObject({ key: { remoteJid: newsletterId, fromMe: true }, status: 'SENT', message: { conversation: 'first post' }, serverId: 100 });
+    expect(sent).toMatchObject({
+      key: { remoteJid: newsletterId, fromMe: true },
+      status: 'SENT',
+      message: { conversation: 'first post' },
+      serverId: 100,
+    });
     await events.next(owner.id, 'SEND_MESSAGE', (e) => e.data.key.id === sent.key.id);
     const received = await events.next(follower.id, 'MESSAGE', (e) => e.data.key.id === sent.key.id);
-    expect(received.data).toMatchObject({ key: { remoteJid: newsletterId, fromMe: false }, pushName: 'Posts', message: { conversation: 'first post' }, serverId: 100 });
+    expect(received.data).toMatchObject({
+      key: { remoteJid: newsletterId, fromMe: false },
+      pushName: 'Posts',
+      message: { conversation: 'first post' },
+      serverId: 100,
+    });
     expectStatus(await post(owner, '/newsletter/send', { newsletterId, text: 'second post' }), 200);
 
     const page = expectStatus(await get(follower, `/newsletter/messages?newsletterId=${newsletterId}&limit=1`), 200);
@@ -79,7 +101,12 @@ describe('/newsletter on the sandbox network', () => {
 
     // The follower's chat list has the newsletter with its last post.
     const chat = expectStatus(await get(follower, `/chat/info?chatId=${newsletterId}`), 200);
-    expect(chat).toMatchObject({ kind: 'newsletter', name: 'Posts', unreadCount: 2, lastMessage: { message: { conversation: 'second post' } } });
+    expect(chat).toMatchObject({
+      kind: 'newsletter',
+      name: 'Posts',
+      unreadCount: 2,
+      lastMessage: { message: { conversation: 'second post' } },
+    });
   });
 
   it('mutes and unmutes for followers only; unfollows', async () => {
@@ -91,7 +118,10 @@ describe('/newsletter on the sandbox network', () => {
     expect(expectStatus(await post(follower, '/newsletter/unmute', { newsletterId }), 200).muted).toBe(false);
     await newsletterEvent(follower, newsletterId, 'unmute');
 
-    expect(expectStatus(await post(follower, '/newsletter/unfollow', { newsletterId }), 200)).toMatchObject({ role: 'guest', followers: 0 });
+    expect(expectStatus(await post(follower, '/newsletter/unfollow', { newsletterId }), 200)).toMatchObject({
+      role: 'guest',
+      followers: 0,
+    });
     await newsletterEvent(follower, newsletterId, 'unfollow');
     expectError(await post(follower, '/newsletter/unfollow', { newsletterId }), 409, /not following/);
   });
@@ -100,9 +130,16 @@ describe('/newsletter on the sandbox network', () => {
     const { newsletterId } = expectStatus(await post(owner, '/newsletter/create', { name: 'Old name', picture: PNG_BASE64 }), 201);
     await post(follower, '/newsletter/follow', { newsletterId });
     expectError(await post(follower, '/newsletter/update', { newsletterId, name: 'Mine now' }), 403, /only the owner/);
-    const updated = expectStatus(await post(owner, '/newsletter/update', { newsletterId, name: 'New name', description: 'Fresh', picture: null }), 200);
+    const updated = expectStatus(
+      await post(owner, '/newsletter/update', { newsletterId, name: 'New name', description: 'Fresh', picture: null }),
+      200,
+    );
     expect(updated).toMatchObject({ name: 'New name', description: 'Fresh', pictureUrl: null });
-    expect((await newsletterEvent(follower, newsletterId, 'update')).data.changes).toEqual({ name: 'New name', description: 'Fresh', pictureId: null });
+    expect((await newsletterEvent(follower, newsletterId, 'update')).data.changes).toEqual({
+      name: 'New name',
+      description: 'Fresh',
+      pictureId: null,
+    });
     expectError(await post(owner, '/newsletter/update', { newsletterId }), 400, /fewer than 2|must NOT have fewer/);
 
     expectError(await post(follower, '/newsletter/delete', { newsletterId }), 403, /only the owner/);

@@ -10,7 +10,7 @@ export const NewsletterId = Type.String({
   examples: ['120363012345678901@newsletter'],
 });
 
-const Role = Type.Enum(['owner', 'subscriber', 'guest'] as const, { description: 'The instance\'s relation to the newsletter.' });
+const Role = Type.Enum(['owner', 'subscriber', 'guest'] as const, { description: "The instance's relation to the newsletter." });
 
 export const NewsletterSchema = Type.Object({
   newsletterId: Type.String(),
@@ -28,7 +28,7 @@ export const NewsletterSchema = Type.Object({
 
 export const NewsletterMessageSchema = Type.Object({
   key: MessageKeySchema,
-  serverId: Type.Integer({ description: 'The post\'s sequence number in its newsletter.' }),
+  serverId: Type.Integer({ description: "The post's sequence number in its newsletter." }),
   message: Type.Record(Type.String(), Type.Unknown()),
   messageTimestamp: Type.Integer({ description: 'Unix seconds.' }),
 });
@@ -51,12 +51,16 @@ export const UpdateBody = Type.Object(
   { additionalProperties: false, minProperties: 2 },
 );
 
-export const ListQuery = PagedQuery({ role: Type.Optional(Type.Enum(['owner', 'subscriber'] as const, { description: 'Only owned or only followed newsletters.' })) });
+export const ListQuery = PagedQuery({
+  role: Type.Optional(Type.Enum(['owner', 'subscriber'] as const, { description: 'Only owned or only followed newsletters.' })),
+});
 
 export const InfoQuery = Type.Object(
   {
     newsletterId: Type.Optional(NewsletterId),
-    inviteCode: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'Invite code or link (`https://whatsapp.com/channel/<code>`).' })),
+    inviteCode: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 256, description: 'Invite code or link (`https://whatsapp.com/channel/<code>`).' }),
+    ),
   },
   { additionalProperties: false, minProperties: 1, maxProperties: 1 },
 );

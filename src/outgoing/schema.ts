@@ -157,7 +157,9 @@ export const Button = Type.Object(
       }),
     ),
     url: Type.Optional(HttpUrl('`url` only, required.')),
-    phoneNumber: Type.Optional(Type.String({ pattern: PHONE_NUMBER_PATTERN, description: '`call` only, required: digits with country code.' })),
+    phoneNumber: Type.Optional(
+      Type.String({ pattern: PHONE_NUMBER_PATTERN, description: '`call` only, required: digits with country code.' }),
+    ),
     code: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: '`copy` only, required: the text copied.' })),
   },
   { ...strict, description: 'One button; the fields besides `type` and `text` depend on the type.' },
@@ -585,7 +587,6 @@ export const MediaSettings = Type.Object(
   },
   strict,
 );
-
 
 // ---- documented errors of media routes ----
 

@@ -379,7 +379,8 @@ export class MessagingService {
     const router = this.router?.routes(instance) ? this.router : undefined;
     if (!router) await this.sessions.connected(instance);
     return {
-      send: (message) => (router ? router.send(instance, message, (member) => this.attempt(member, message)) : this.attempt(instance, message)),
+      send: (message) =>
+        router ? router.send(instance, message, (member) => this.attempt(member, message)) : this.attempt(instance, message),
     };
   }
 

@@ -46,10 +46,9 @@ export const PresenceBody = Type.Object(
   {
     from: PhoneNumber,
     to: PhoneNumber,
-    presence: Type.Enum(
-      ['available', 'unavailable', 'composing', 'recording', 'paused'] as const,
-      { description: '`available`/`unavailable` emit PRESENCE; `composing`/`recording`/`paused` emit CHAT_PRESENCE.' },
-    ),
+    presence: Type.Enum(['available', 'unavailable', 'composing', 'recording', 'paused'] as const, {
+      description: '`available`/`unavailable` emit PRESENCE; `composing`/`recording`/`paused` emit CHAT_PRESENCE.',
+    }),
   },
   { additionalProperties: false },
 );

@@ -23,15 +23,16 @@ export class SandboxService {
     const session = this.world.connectedSession(to);
     const poll = await this.messages.find(session.instanceId, pollMessageId);
     const content = (poll?.message.pollCreationMessageV3 ?? poll?.message.pollCreationMessage) as
-      | { options?: { optionName?: string }[]; selectableOptionsCount?: number }
-      | undefined;
+      { options?: { optionName?: string }[]; selectableOptionsCount?: number } | undefined;
     if (!poll || !poll.key.fromMe || !content) throw errors.pollNotFound(`poll ${pollMessageId} not found among the polls ${to} sent`);
-    if (poll.key.remoteJid !== `${from}@s.whatsapp.net`) throw errors.notAPollRecipient(`poll ${pollMessageId} was sent to ${poll.key.remoteJid}, not to ${from}`);
+    if (poll.key.remoteJid !== `${from}@s.whatsapp.net`)
+      throw errors.notAPollRecipient(`poll ${pollMessageId} was sent to ${poll.key.remoteJid}, not to ${from}`);
     const names = new Set((content.options ?? []).map((o) => o.optionName));
     const unknown = selectedOptions.find((name) => !names.has(name));
     if (unknown !== undefined) throw errors.badRequest(`selectedOptions: "${unknown}" is not an option of poll ${pollMessageId}`);
     const allowed = content.selectableOptionsCount || names.size;
-    if (selectedOptions.length > allowed) throw errors.badRequest(`selectedOptions: the poll allows ${allowed} choice(s), got ${selectedOptions.length}`);
+    if (selectedOptions.length > allowed)
+      throw errors.badRequest(`selectedOptions: the poll allows ${allowed} choice(s), got ${selectedOptions.length}`);
     return this.world.deliverPollVote(from, to, pollMessageId, selectedOptions);
   }
 
@@ -64,11 +65,14 @@ export class SandboxService {
     const session = this.world.connectedSession(to);
     const readAt = Math.floor(this.world.clock.now() / 1000);
     for (const id of messageIds) {
-      await session.notify({ type: 'READ_RECEIPT', data: {
-        key: { remoteJid: toJid(from), fromMe: true, id },
-        receipt: 'read',
-        readTimestamp: readAt,
-      } });
+      await session.notify({
+        type: 'READ_RECEIPT',
+        data: {
+          key: { remoteJid: toJid(from), fromMe: true, id },
+          receipt: 'read',
+          readTimestamp: readAt,
+        },
+      });
     }
     return { receipts: messageIds.length };
   }
@@ -89,15 +93,18 @@ export class SandboxService {
   async contactCalls(from: string, to: string, isVideo: boolean) {
     const session = this.world.connectedSession(to);
     const id = newMessageId();
-    await session.notify({ type: 'CALL', data: {
-      id,
-      from: toJid(from),
-      status: 'offer',
-      isVideo,
-      isGroup: false,
-      timestamp: Math.floor(this.world.clock.now() / 1000),
-      offline: false,
-    } });
+    await session.notify({
+      type: 'CALL',
+      data: {
+        id,
+        from: toJid(from),
+        status: 'offer',
+        isVideo,
+        isGroup: false,
+        timestamp: Math.floor(this.world.clock.now() / 1000),
+        offline: false,
+      },
+    });
     return { callId: id };
   }
 

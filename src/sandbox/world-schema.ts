@@ -16,9 +16,13 @@ export const BusinessProfileSchema = Type.Object(
 export const AccountBody = Type.Object(
   {
     number: { ...PhoneNumber, description: 'The account: a virtual contact, or the number of a sandbox instance.' },
-    pushName: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Profile name; also the `pushName` of its messages.' })),
+    pushName: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, description: 'Profile name; also the `pushName` of its messages.' }),
+    ),
     about: Type.Optional(Type.String({ maxLength: 139, description: 'The "about" text.' })),
-    business: Type.Optional(Type.Boolean({ description: '`true` makes it a WhatsApp Business account (labels, business profile); `false` a personal one.' })),
+    business: Type.Optional(
+      Type.Boolean({ description: '`true` makes it a WhatsApp Business account (labels, business profile); `false` a personal one.' }),
+    ),
     businessProfile: Type.Optional(BusinessProfileSchema),
   },
   { additionalProperties: false },

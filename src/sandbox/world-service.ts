@@ -75,7 +75,15 @@ export class SandboxWorldService {
     if (call.status !== 'ringing') throw errors.conflict(`call ${callId} is not ringing (it is ${call.status})`);
     await this.world.emitTo(to, {
       type: 'CALL',
-      data: { id: callId, from: call.from, status: 'timeout', isVideo: call.isVideo, isGroup: call.isGroup, timestamp: this.world.now(), offline: false },
+      data: {
+        id: callId,
+        from: call.from,
+        status: 'timeout',
+        isVideo: call.isVideo,
+        isGroup: call.isGroup,
+        timestamp: this.world.now(),
+        offline: false,
+      },
     });
     await this.world.saveCalls(to);
     return { callId, status: 'missed' as const };

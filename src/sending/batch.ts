@@ -202,7 +202,11 @@ export class BatchService {
     return this.repo.nextPendingItem(batchId);
   }
 
-  private finishItem(batchId: string, position: number, patch: { status: 'sent' | 'failed'; message_id?: string; sent_at?: number; error?: string }): Promise<void> {
+  private finishItem(
+    batchId: string,
+    position: number,
+    patch: { status: 'sent' | 'failed'; message_id?: string; sent_at?: number; error?: string },
+  ): Promise<void> {
     return this.repo.finishItem(batchId, position, patch);
   }
 }

@@ -1,6 +1,14 @@
 /** Sending to a group on the sandbox: every other participant receives it, with the network's refusals. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectedInstance, recordEvents, startGateway, uniqueNumber, type RecordedEvents, type TestGateway, type TestInstance } from '../../test/support/gateway.js';
+import {
+  connectedInstance,
+  recordEvents,
+  startGateway,
+  uniqueNumber,
+  type RecordedEvents,
+  type TestGateway,
+  type TestInstance,
+} from '../../test/support/gateway.js';
 import { expectError, expectStatus, instanceCalls } from '../../test/support/social.js';
 
 describe('/send to a group', () => {

@@ -416,7 +416,9 @@ describe('sending every kind through the sandbox', () => {
       expect(JSON.parse(buttons[2].buttonParamsJson)).toMatchObject({ copy_code: 'ABC-123' });
       expect(incoming.media.mimetype).toBe('image/jpeg');
       const call = await roundTrip('button', { text: 'Call us', buttons: [{ type: 'call', text: 'Call', phoneNumber: '5511987654321' }] });
-      expect(JSON.parse(call.incoming.message.viewOnceMessage.message.interactiveMessage.nativeFlowMessage.buttons[0].buttonParamsJson)).toEqual({
+      expect(
+        JSON.parse(call.incoming.message.viewOnceMessage.message.interactiveMessage.nativeFlowMessage.buttons[0].buttonParamsJson),
+      ).toEqual({
         display_text: 'Call',
         phone_number: '+5511987654321',
       });
@@ -652,7 +654,8 @@ describe('sending every kind through the sandbox', () => {
   });
 
   describe('/send/pix', () => {
-    const pixParams = (incoming: any) => JSON.parse(incoming.message.viewOnceMessage.message.interactiveMessage.nativeFlowMessage.buttons[0].buttonParamsJson);
+    const pixParams = (incoming: any) =>
+      JSON.parse(incoming.message.viewOnceMessage.message.interactiveMessage.nativeFlowMessage.buttons[0].buttonParamsJson);
 
     it('sends a Pix key as a payment_info button, normalised, with an amount', async () => {
       const { incoming } = await roundTrip('pix', {

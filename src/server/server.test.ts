@@ -48,7 +48,10 @@ describe('metrics and outbox retention', () => {
   it('prunes delivered events past the retention', async () => {
     await connectedInstance(gw, uniqueNumber());
     await gw.bus.settled();
-    const before = await gw.storage.db.selectFrom('outbox').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const before = await gw.storage.db
+      .selectFrom('outbox')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(before.n)).toBeGreaterThan(0);
     expect(await gw.outbox.prune(Date.now() + 1000)).toBe(Number(before.n));
   });

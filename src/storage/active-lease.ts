@@ -93,7 +93,12 @@ class AdvisoryLease implements ActiveLease {
     if (this.closed) return false;
     if (!this.client) {
       const limit = Math.max(this.pollMs * 2, 5000);
-      const client = new pg.Client({ connectionString: this.databaseUrl, keepAlive: true, query_timeout: limit, connectionTimeoutMillis: limit });
+      const client = new pg.Client({
+        connectionString: this.databaseUrl,
+        keepAlive: true,
+        query_timeout: limit,
+        connectionTimeoutMillis: limit,
+      });
       client.on('error', (error) => this.lost(error));
       this.client = client;
       await client.connect();

@@ -38,9 +38,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       async up(db: Kysely<any>) {
         await db.schema
           .createTable('outbox')
-          .addColumn('seq', sql.raw(serial), (c) =>
-            dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
-          )
+          .addColumn('seq', sql.raw(serial), (c) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
           .addColumn('event_id', 'text', (c) => c.notNull().unique())
           .addColumn('instance_id', 'text', (c) => c.notNull().references('instances.id').onDelete('cascade'))
           .addColumn('event_type', 'text', (c) => c.notNull())
@@ -59,11 +57,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .addColumn('last_status', 'integer')
           .addPrimaryKeyConstraint('outbox_pending_pk', ['seq', 'sink'])
           .execute();
-        await db.schema
-          .createIndex('outbox_pending_sink')
-          .on('outbox_pending')
-          .columns(['sink', 'instance_id', 'seq'])
-          .execute();
+        await db.schema.createIndex('outbox_pending_sink').on('outbox_pending').columns(['sink', 'instance_id', 'seq']).execute();
         await db.schema
           .createTable('dead_letters')
           .addColumn('id', 'text', (c) => c.primaryKey())
@@ -79,11 +73,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .addColumn('last_attempt_at', sql.raw(big), (c) => c.notNull())
           .addColumn('created_at', sql.raw(big), (c) => c.notNull())
           .execute();
-        await db.schema
-          .createIndex('dead_letters_instance')
-          .on('dead_letters')
-          .columns(['instance_id', 'created_at'])
-          .execute();
+        await db.schema.createIndex('dead_letters_instance').on('dead_letters').columns(['instance_id', 'created_at']).execute();
         await db.schema
           .createTable('sandbox_accounts')
           .addColumn('number', 'text', (c) => c.primaryKey())
@@ -249,7 +239,11 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
         await db.schema.createIndex('whatsapp_calls_offered').on('whatsapp_calls').columns(['instance_id', 'offered_at']).execute();
         // History pages read one chat's messages by time.
-        await db.schema.createIndex('messages_instance_chat_time').on('messages').columns(['instance_id', 'remote_jid', 'message_timestamp']).execute();
+        await db.schema
+          .createIndex('messages_instance_chat_time')
+          .on('messages')
+          .columns(['instance_id', 'remote_jid', 'message_timestamp'])
+          .execute();
       },
     },
     // integrations/chatwoot: per-instance settings, WhatsApp chat <-> Chatwoot contact/conversation, message ids both ways.
@@ -282,7 +276,11 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .addColumn('updated_at', sql.raw(big), (c) => c.notNull())
           .addPrimaryKeyConstraint('chatwoot_chats_pk', ['instance_id', 'chat_jid'])
           .execute();
-        await db.schema.createIndex('chatwoot_chats_conversation').on('chatwoot_chats').columns(['instance_id', 'conversation_id']).execute();
+        await db.schema
+          .createIndex('chatwoot_chats_conversation')
+          .on('chatwoot_chats')
+          .columns(['instance_id', 'conversation_id'])
+          .execute();
         await db.schema
           .createTable('chatwoot_messages')
           .addColumn('id', sql.raw(serial), (c) => c.primaryKey())
@@ -295,7 +293,12 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .addColumn('cw_message_id', sql.raw(big))
           .addColumn('created_at', sql.raw(big), (c) => c.notNull())
           .execute();
-        await db.schema.createIndex('chatwoot_messages_wa').unique().on('chatwoot_messages').columns(['instance_id', 'wa_message_id']).execute();
+        await db.schema
+          .createIndex('chatwoot_messages_wa')
+          .unique()
+          .on('chatwoot_messages')
+          .columns(['instance_id', 'wa_message_id'])
+          .execute();
         await db.schema.createIndex('chatwoot_messages_cw').on('chatwoot_messages').columns(['instance_id', 'cw_message_id']).execute();
       },
     },
@@ -485,7 +488,10 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0015_security_webhook_admin_set': {
       // 1 when the admin key set the webhook URL: its deliveries may reach private addresses (docs/channels.md).
       async up(db: Kysely<any>) {
-        await db.schema.alterTable('instances').addColumn('webhook_admin_set', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema
+          .alterTable('instances')
+          .addColumn('webhook_admin_set', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
       },
     },
     '0016_security_media_key_index': {
@@ -498,7 +504,10 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       // 1 when the admin key created the alert rule: its notices may reach private addresses. Rules
       // made before were checked at creation (private only for the admin key), so they keep working.
       async up(db: Kysely<any>) {
-        await db.schema.alterTable('alert_rules').addColumn('webhook_admin_set', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+        await db.schema
+          .alterTable('alert_rules')
+          .addColumn('webhook_admin_set', 'integer', (c) => c.notNull().defaultTo(1))
+          .execute();
       },
     },
   };

@@ -6,7 +6,8 @@ import { PhoneNumber } from '../http/schemas.js';
 export const NumberQuery = Type.Object({ number: PhoneNumber }, { additionalProperties: false });
 export const NumberBody = Type.Object({ number: PhoneNumber }, { additionalProperties: false });
 
-const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(schema: T) => Type.Union([schema, Type.Null()]);
+const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
 
 export const BusinessProfileSchema = Type.Object({
   description: Nullable(Type.String()),
@@ -20,9 +21,11 @@ export const UserInfoSchema = Type.Object({
   jid: Type.String(),
   number: Type.String(),
   name: Nullable(Type.String({ description: 'The profile name (push name) the user set.' })),
-  about: Nullable(Type.String({ description: 'null when unset or hidden by the user\'s privacy.' })),
+  about: Nullable(Type.String({ description: "null when unset or hidden by the user's privacy." })),
   aboutTimestamp: Nullable(Type.Integer({ description: 'Unix seconds when the about text was set.' })),
-  pictureUrl: Nullable(Type.String({ description: 'null when unset or hidden by the user\'s privacy; a data: URL on the sandbox network.' })),
+  pictureUrl: Nullable(
+    Type.String({ description: "null when unset or hidden by the user's privacy; a data: URL on the sandbox network." }),
+  ),
   isBusiness: Type.Boolean(),
   businessProfile: Type.Union([BusinessProfileSchema, Type.Null()]),
   blocked: Type.Boolean({ description: 'Whether this instance blocked the user.' }),
@@ -31,7 +34,7 @@ export const UserInfoSchema = Type.Object({
 export const PictureReply = Type.Object({
   jid: Type.String(),
   pictureId: Nullable(Type.String()),
-  url: Nullable(Type.String({ description: 'null when there is no picture or the user\'s privacy hides it.' })),
+  url: Nullable(Type.String({ description: "null when there is no picture or the user's privacy hides it." })),
 });
 
 export const ContactSchema = Type.Object({
@@ -46,11 +49,15 @@ const audience = (what: string) =>
 
 export const PrivacySchema = Type.Object({
   lastSeen: audience('your last seen'),
-  online: Type.Enum(['all', 'match_last_seen'] as const, { description: 'Who sees you online: everyone, or the same people as last seen.' }),
+  online: Type.Enum(['all', 'match_last_seen'] as const, {
+    description: 'Who sees you online: everyone, or the same people as last seen.',
+  }),
   profilePicture: audience('your profile picture'),
   about: audience('your about text'),
-  groupAdd: Type.Enum(['all', 'contacts', 'contact_blacklist'] as const, { description: 'Who may add you to groups; others must send an invite.' }),
-  readReceipts: Type.Enum(['all', 'none'] as const, { description: 'Whether you send read receipts (and see others\').' }),
+  groupAdd: Type.Enum(['all', 'contacts', 'contact_blacklist'] as const, {
+    description: 'Who may add you to groups; others must send an invite.',
+  }),
+  readReceipts: Type.Enum(['all', 'none'] as const, { description: "Whether you send read receipts (and see others')." }),
   calls: Type.Enum(['all', 'known'] as const, { description: 'Who may call you: everyone, or known contacts only.' }),
 });
 
@@ -70,8 +77,14 @@ export const ProfileSchema = Type.Object({
   businessProfile: Type.Union([BusinessProfileSchema, Type.Null()]),
 });
 
-export const NameBody = Type.Object({ name: Type.String({ minLength: 1, maxLength: 25, description: 'Profile name (WhatsApp allows 25 characters).' }) }, { additionalProperties: false });
-export const AboutBody = Type.Object({ about: Type.String({ maxLength: 139, description: 'The "about" text (up to 139 characters).' }) }, { additionalProperties: false });
+export const NameBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 25, description: 'Profile name (WhatsApp allows 25 characters).' }) },
+  { additionalProperties: false },
+);
+export const AboutBody = Type.Object(
+  { about: Type.String({ maxLength: 139, description: 'The "about" text (up to 139 characters).' }) },
+  { additionalProperties: false },
+);
 export const ProfilePictureBody = Type.Object({ image: ImageField }, { additionalProperties: false });
 
 export const PresenceSchema = Type.Object({
@@ -83,11 +96,17 @@ export const PresenceSchema = Type.Object({
 export const SubscribeReply = Type.Object({
   jid: Type.String(),
   subscribed: Type.Literal(true),
-  presence: Type.Union([PresenceSchema, Type.Null()], { description: 'The current presence when known and visible; it also comes as a PRESENCE event.' }),
+  presence: Type.Union([PresenceSchema, Type.Null()], {
+    description: 'The current presence when known and visible; it also comes as a PRESENCE event.',
+  }),
 });
 
 export const SetPresenceBody = Type.Object(
-  { presence: Type.Enum(['available', 'unavailable'] as const, { description: '`available`: online; `unavailable`: offline (sets last seen).' }) },
+  {
+    presence: Type.Enum(['available', 'unavailable'] as const, {
+      description: '`available`: online; `unavailable`: offline (sets last seen).',
+    }),
+  },
   { additionalProperties: false },
 );
 

@@ -8,7 +8,15 @@ import {
   type TestGateway,
   type TestInstance,
 } from '../../test/support/gateway.js';
-import { contactSays, expectError, expectStatus, JPEG_DATA_URL, PNG_BASE64, sandboxAccount, instanceCalls } from '../../test/support/social.js';
+import {
+  contactSays,
+  expectError,
+  expectStatus,
+  JPEG_DATA_URL,
+  PNG_BASE64,
+  sandboxAccount,
+  instanceCalls,
+} from '../../test/support/social.js';
 
 describe('/user on the sandbox network', () => {
   let gw: TestGateway;
@@ -33,10 +41,22 @@ describe('/user on the sandbox network', () => {
   it('sets the own profile name, about and picture; people with a chat get CONTACT updates', async () => {
     const [a, b] = await acquainted();
     const profile = expectStatus(await get(a, '/user/profile'), 200);
-    expect(profile).toEqual({ jid: jid(a.number), number: a.number, name: a.name, about: null, pictureUrl: null, isBusiness: false, businessProfile: null });
+    expect(profile).toEqual({
+      jid: jid(a.number),
+      number: a.number,
+      name: a.name,
+      about: null,
+      pictureUrl: null,
+      isBusiness: false,
+      businessProfile: null,
+    });
 
     expect(expectStatus(await post(a, '/user/profile/name', { name: 'Ana Bot' }), 200).name).toBe('Ana Bot');
-    expect((await events.next(b.id, 'CONTACT', (e) => e.data.pushName === 'Ana Bot')).data).toEqual({ id: jid(a.number), action: 'update', pushName: 'Ana Bot' });
+    expect((await events.next(b.id, 'CONTACT', (e) => e.data.pushName === 'Ana Bot')).data).toEqual({
+      id: jid(a.number),
+      action: 'update',
+      pushName: 'Ana Bot',
+    });
     expect(expectStatus(await post(a, '/user/profile/about', { about: 'Available' }), 200).about).toBe('Available');
     await events.next(b.id, 'CONTACT', (e) => e.data.about === 'Available');
     const withPicture = expectStatus(await post(a, '/user/profile/picture', { image: JPEG_DATA_URL }), 200);
@@ -44,7 +64,14 @@ describe('/user on the sandbox network', () => {
     await events.next(b.id, 'CONTACT', (e) => e.data.id === jid(a.number) && typeof e.data.pictureId === 'string');
 
     const seen = expectStatus(await get(b, `/user/info?number=${a.number}`), 200);
-    expect(seen).toMatchObject({ jid: jid(a.number), name: 'Ana Bot', about: 'Available', pictureUrl: JPEG_DATA_URL, isBusiness: false, blocked: false });
+    expect(seen).toMatchObject({
+      jid: jid(a.number),
+      name: 'Ana Bot',
+      about: 'Available',
+      pictureUrl: JPEG_DATA_URL,
+      isBusiness: false,
+      blocked: false,
+    });
     expect(seen.aboutTimestamp).toBeGreaterThan(0);
     const avatar = expectStatus(await get(b, `/user/avatar?number=${a.number}`), 200);
     expect(avatar).toMatchObject({ jid: jid(a.number), url: JPEG_DATA_URL });
@@ -53,30 +80,64 @@ describe('/user on the sandbox network', () => {
     expect(expectStatus(await post(a, '/user/profile/picture/remove'), 200).pictureUrl).toBeNull();
     await events.next(b.id, 'CONTACT', (e) => e.data.id === jid(a.number) && e.data.pictureId === null);
     expectError(await post(a, '/user/profile/picture/remove'), 404, /profile picture not found/);
-    expectError(await post(a, '/user/profile/picture', { image: Buffer.from('just some text, not an image').toString('base64') }), 400, /JPEG or PNG/);
+    expectError(
+      await post(a, '/user/profile/picture', { image: Buffer.from('just some text, not an image').toString('base64') }),
+      400,
+      /JPEG or PNG/,
+    );
     expectError(await post(a, '/user/profile/name', { name: 'x'.repeat(26) }), 400, /name/);
   });
 
-  it('shows profiles as their owners\' privacy allows, and business profiles', async () => {
+  it("shows profiles as their owners' privacy allows, and business profiles", async () => {
     const [a, b] = await acquainted();
     const stranger = await connectedInstance(gw, uniqueNumber());
     await post(a, '/user/profile/picture', { image: PNG_BASE64 });
     await post(a, '/user/profile/about', { about: 'secret-ish' });
 
     const privacy = expectStatus(await post(a, '/user/privacy', { profilePicture: 'contacts', about: 'none' }), 200);
-    expect(privacy).toEqual({ lastSeen: 'all', online: 'all', profilePicture: 'contacts', about: 'none', groupAdd: 'all', readReceipts: 'all', calls: 'all' });
+    expect(privacy).toEqual({
+      lastSeen: 'all',
+      online: 'all',
+      profilePicture: 'contacts',
+      about: 'none',
+      groupAdd: 'all',
+      readReceipts: 'all',
+      calls: 'all',
+    });
     expect(expectStatus(await get(a, '/user/privacy'), 200)).toEqual(privacy);
 
-    expect(expectStatus(await get(b, `/user/info?number=${a.number}`), 200)).toMatchObject({ about: null, pictureUrl: `data:image/png;base64,${PNG_BASE64}` });
-    expect(expectStatus(await get(stranger, `/user/info?number=${a.number}`), 200)).toMatchObject({ about: null, aboutTimestamp: null, pictureUrl: null });
-    expect(expectStatus(await get(stranger, `/user/avatar?number=${a.number}`), 200)).toEqual({ jid: jid(a.number), pictureId: null, url: null });
+    expect(expectStatus(await get(b, `/user/info?number=${a.number}`), 200)).toMatchObject({
+      about: null,
+      pictureUrl: `data:image/png;base64,${PNG_BASE64}`,
+    });
+    expect(expectStatus(await get(stranger, `/user/info?number=${a.number}`), 200)).toMatchObject({
+      about: null,
+      aboutTimestamp: null,
+      pictureUrl: null,
+    });
+    expect(expectStatus(await get(stranger, `/user/avatar?number=${a.number}`), 200)).toEqual({
+      jid: jid(a.number),
+      pictureId: null,
+      url: null,
+    });
 
     const shop = uniqueNumber();
-    await sandboxAccount(gw, { number: shop, pushName: 'Shop', business: true, businessProfile: { description: 'Bikes', email: 'shop@example.com', website: ['https://shop.example'] } });
+    await sandboxAccount(gw, {
+      number: shop,
+      pushName: 'Shop',
+      business: true,
+      businessProfile: { description: 'Bikes', email: 'shop@example.com', website: ['https://shop.example'] },
+    });
     expect(expectStatus(await get(b, `/user/info?number=${shop}`), 200)).toMatchObject({
       name: 'Shop',
       isBusiness: true,
-      businessProfile: { description: 'Bikes', email: 'shop@example.com', website: ['https://shop.example'], category: null, address: null },
+      businessProfile: {
+        description: 'Bikes',
+        email: 'shop@example.com',
+        website: ['https://shop.example'],
+        category: null,
+        address: null,
+      },
     });
 
     expectError(await get(b, `/user/info?number=${uniqueNumber()}`), 404, /not on the network/);
@@ -100,10 +161,17 @@ describe('/user on the sandbox network', () => {
   it('blocks and unblocks; blocked people see nothing and cannot add the instance to groups', async () => {
     const [a, b] = await acquainted();
     await post(a, '/user/profile/picture', { image: PNG_BASE64 });
-    expect(expectStatus(await post(a, '/user/block', { number: b.number }), 200)).toEqual({ jid: jid(b.number), number: b.number, blocked: true });
+    expect(expectStatus(await post(a, '/user/block', { number: b.number }), 200)).toEqual({
+      jid: jid(b.number),
+      number: b.number,
+      blocked: true,
+    });
     expect((await events.next(a.id, 'CONTACT', (e) => e.data.action === 'block')).data).toEqual({ id: jid(b.number), action: 'block' });
     expect(expectStatus(await post(a, '/user/block', { number: b.number }), 200).blocked).toBe(true);
-    expect(expectStatus(await get(a, '/user/blocklist'), 200)).toMatchObject({ items: [{ jid: jid(b.number), number: b.number }], total: 1 });
+    expect(expectStatus(await get(a, '/user/blocklist'), 200)).toMatchObject({
+      items: [{ jid: jid(b.number), number: b.number }],
+      total: 1,
+    });
     expect(expectStatus(await get(a, `/user/info?number=${b.number}`), 200).blocked).toBe(true);
 
     expect(expectStatus(await get(b, `/user/info?number=${a.number}`), 200).pictureUrl).toBeNull();
@@ -117,7 +185,7 @@ describe('/user on the sandbox network', () => {
     expectError(await post(a, '/user/block', { number: a.number }), 400, /cannot block itself/);
   });
 
-  it('subscribes to presence; PRESENCE follows the other\'s privacy', async () => {
+  it("subscribes to presence; PRESENCE follows the other's privacy", async () => {
     const [a, b] = await acquainted();
     const stranger = await connectedInstance(gw, uniqueNumber());
     const none = expectStatus(await post(b, '/user/presence/subscribe', { number: a.number }), 200);
@@ -125,7 +193,10 @@ describe('/user on the sandbox network', () => {
     expectStatus(await post(stranger, '/user/presence/subscribe', { number: a.number }), 200);
 
     expect(expectStatus(await post(a, '/user/presence', { presence: 'available' }), 200)).toEqual({ presence: 'available' });
-    expect((await events.next(b.id, 'PRESENCE', (e) => e.data.id === jid(a.number))).data).toEqual({ id: jid(a.number), presence: 'available' });
+    expect((await events.next(b.id, 'PRESENCE', (e) => e.data.id === jid(a.number))).data).toEqual({
+      id: jid(a.number),
+      presence: 'available',
+    });
     await events.next(stranger.id, 'PRESENCE', (e) => e.data.id === jid(a.number));
 
     // Last seen only for contacts: the stranger sees "offline" without a time, B sees the time.

@@ -18,7 +18,8 @@ export const WEB_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 const RESERVED = /^\/(api|docs|metrics|mcp|ws)(\/|$|\?)/;
 
 // Everything the interface loads comes from this server: no CDN, no external fonts.
-const CSP = "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'self'; form-action 'self'";
+const CSP =
+  "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'self'; form-action 'self'";
 
 const MISSING_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Waygate</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>

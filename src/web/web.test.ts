@@ -17,7 +17,7 @@ describe('the web interface at /', () => {
   }, 120_000);
   afterAll(async () => gw.stop());
 
-  it('serves index.html at / and for the interface\'s own paths, with a strict CSP', async () => {
+  it("serves index.html at / and for the interface's own paths, with a strict CSP", async () => {
     for (const route of ['/', '/instances/abc', '/profile', '/register?invitation=x']) {
       const res = await fetch(`${gw.url}${route}`, { headers: HTML });
       expect(res.status, route).toBe(200);

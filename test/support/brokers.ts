@@ -113,7 +113,18 @@ export class BrokerProcess {
 export async function privateRedis(port?: number): Promise<BrokerProcess> {
   const p = port ?? (await freePort());
   return new BrokerProcess('redis', p, 'redis-server', (dir) => [
-    '--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir,
+    '--port',
+    String(p),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'always',
+    '--dir',
+    dir,
   ]);
 }
 
@@ -121,7 +132,12 @@ export async function privateRedis(port?: number): Promise<BrokerProcess> {
 export async function privateNats(options: { port?: number; jetstream?: boolean; args?: string[] } = {}): Promise<BrokerProcess> {
   const p = options.port ?? (await freePort());
   return new BrokerProcess('nats', p, 'nats-server', (dir) => [
-    '-a', '127.0.0.1', '-p', String(p), ...(options.jetstream === false ? [] : ['-js', '-sd', dir]), ...(options.args ?? []),
+    '-a',
+    '127.0.0.1',
+    '-p',
+    String(p),
+    ...(options.jetstream === false ? [] : ['-js', '-sd', dir]),
+    ...(options.args ?? []),
   ]);
 }
 
@@ -197,7 +213,12 @@ export async function closeRabbitConnections(marker: string, reason = 'closed by
 }
 
 /** Publishes `total` MESSAGE events spread round-robin over the instances (`data.n` counts per instance), `chunk` at a time. */
-export async function publishBurst(gw: TestGateway, instanceIds: string[], total: number, options: { chunk?: number; gapMs?: number } = {}): Promise<void> {
+export async function publishBurst(
+  gw: TestGateway,
+  instanceIds: string[],
+  total: number,
+  options: { chunk?: number; gapMs?: number } = {},
+): Promise<void> {
   const { chunk = 25, gapMs = 0 } = options;
   const next = new Map(instanceIds.map((id) => [id, 0]));
   for (let start = 0; start < total; start += chunk) {
@@ -206,7 +227,18 @@ export async function publishBurst(gw: TestGateway, instanceIds: string[], total
       const instanceId = instanceIds[i % instanceIds.length]!;
       const n = next.get(instanceId)!;
       next.set(instanceId, n + 1);
-      batch.push(gw.bus.publish(instanceId, { type: 'MESSAGE', data: { key: { remoteJid: 'burst@s.whatsapp.net', fromMe: false, id: `burst-${n}` }, message: { conversation: `burst ${n}` }, messageTimestamp: 0, n, text: `burst ${n}` } }));
+      batch.push(
+        gw.bus.publish(instanceId, {
+          type: 'MESSAGE',
+          data: {
+            key: { remoteJid: 'burst@s.whatsapp.net', fromMe: false, id: `burst-${n}` },
+            message: { conversation: `burst ${n}` },
+            messageTimestamp: 0,
+            n,
+            text: `burst ${n}`,
+          },
+        }),
+      );
     }
     await Promise.all(batch);
     // A paced burst keeps events coming while the test breaks the broker.
@@ -308,7 +340,11 @@ async function expectRelayBetween(owner: TestGateway, other: TestGateway): Promi
   try {
     const onOwner = listen(owner);
     const onOther = listen(other);
-    await waitFor(() => (owner.hub.count(instanceId) === 1 && other.hub.count(instanceId) === 1 ? true : undefined), 10_000, 'both clients subscribed');
+    await waitFor(
+      () => (owner.hub.count(instanceId) === 1 && other.hub.count(instanceId) === 1 ? true : undefined),
+      10_000,
+      'both clients subscribed',
+    );
     await waitFor(
       async () => {
         await owner.bus.publish(instanceId, { type: 'PRESENCE', data: { id: 'probe@s.whatsapp.net', presence: 'available', probe: true } });
@@ -321,7 +357,11 @@ async function expectRelayBetween(owner: TestGateway, other: TestGateway): Promi
 
     await publishBurst(owner, [instanceId], 30);
     const messagesOf = (list: any[]) => list.filter((e) => e.event === 'MESSAGE');
-    await waitFor(() => (messagesOf(onOther).length >= 30 && messagesOf(onOwner).length >= 30 ? true : undefined), 15_000, 'events on both processes');
+    await waitFor(
+      () => (messagesOf(onOther).length >= 30 && messagesOf(onOwner).length >= 30 ? true : undefined),
+      15_000,
+      'events on both processes',
+    );
     // Let a stray copy arrive before counting: each client must see each event exactly once.
     await new Promise((resolve) => setTimeout(resolve, 300));
     const sequence = Array.from({ length: 30 }, (_, n) => n);

@@ -168,8 +168,12 @@ export class ChatwootContract {
   /** An admin deletes a contact (with its conversations and messages) in Chatwoot. */
   deleteContact(contactId: number): void {
     const conversations = new Set(this.conversationsOf(contactId).map((c) => c.id));
-    this.contacts.splice(this.contacts.findIndex((c) => c.id === contactId), 1);
-    for (let i = this.conversations.length - 1; i >= 0; i -= 1) if (conversations.has(this.conversations[i]!.id)) this.conversations.splice(i, 1);
+    this.contacts.splice(
+      this.contacts.findIndex((c) => c.id === contactId),
+      1,
+    );
+    for (let i = this.conversations.length - 1; i >= 0; i -= 1)
+      if (conversations.has(this.conversations[i]!.id)) this.conversations.splice(i, 1);
     for (const message of this.messages) if (conversations.has(message.conversation_id)) message.deleted = true;
   }
 
@@ -183,7 +187,13 @@ export class ChatwootContract {
    */
   async agentReply(
     conversationId: number,
-    reply: { content?: string; private?: boolean; agentName?: string; inReplyTo?: number; attachments?: { bytes: Buffer; mimetype: string; fileName: string }[] },
+    reply: {
+      content?: string;
+      private?: boolean;
+      agentName?: string;
+      inReplyTo?: number;
+      attachments?: { bytes: Buffer; mimetype: string; fileName: string }[];
+    },
   ): Promise<{ message: CwMessage; delivery: WebhookDelivery | undefined }> {
     const conversation = this.conversation(conversationId)!;
     const message = this.addMessage(conversation, {
@@ -194,7 +204,13 @@ export class ChatwootContract {
       content_attributes: reply.inReplyTo ? { in_reply_to: reply.inReplyTo } : {},
       sender_type: 'User',
       sender_id: 1,
-      attachments: (reply.attachments ?? []).map((a) => ({ id: this.next(), file_type: fileType(a.mimetype), mimetype: a.mimetype, file_name: a.fileName, bytes: a.bytes })),
+      attachments: (reply.attachments ?? []).map((a) => ({
+        id: this.next(),
+        file_type: fileType(a.mimetype),
+        mimetype: a.mimetype,
+        file_name: a.fileName,
+        bytes: a.bytes,
+      })),
     });
     const delivery = await this.sendWebhook('message_created', message, reply.agentName ?? 'Agent Smith');
     return { message, delivery };
@@ -213,7 +229,11 @@ export class ChatwootContract {
   async agentResolve(conversationId: number): Promise<WebhookDelivery | undefined> {
     const conversation = this.conversation(conversationId)!;
     conversation.status = 'resolved';
-    return this.sendConversationWebhook(conversation, { event: 'conversation_status_changed', ...this.conversationWebhookData(conversation), changed_attributes: [{ status: { previous_value: 'open', current_value: 'resolved' } }] });
+    return this.sendConversationWebhook(conversation, {
+      event: 'conversation_status_changed',
+      ...this.conversationWebhookData(conversation),
+      changed_attributes: [{ status: { previous_value: 'open', current_value: 'resolved' } }],
+    });
   }
 
   /** An agent starts or stops typing in the reply box: `conversation_typing_on` / `conversation_typing_off`. */
@@ -234,7 +254,9 @@ export class ChatwootContract {
       inbox_id: conversation.inbox_id,
       status: conversation.status,
       contact_inbox: { contact_id: contact.id, inbox_id: conversation.inbox_id, source_id: conversation.source_id },
-      meta: { sender: { id: contact.id, name: contact.name, phone_number: contact.phone_number, identifier: contact.identifier, type: 'contact' } },
+      meta: {
+        sender: { id: contact.id, name: contact.name, phone_number: contact.phone_number, identifier: contact.identifier, type: 'contact' },
+      },
       messages: [],
     };
   }
@@ -249,13 +271,18 @@ export class ChatwootContract {
   }
 
   /** Posts a raw webhook body to a URL, signed like Chatwoot when `secret` is given. */
-  async postWebhook(url: string, body: unknown, options: { secret?: string; timestamp?: number; signature?: string } = {}): Promise<number> {
+  async postWebhook(
+    url: string,
+    body: unknown,
+    options: { secret?: string; timestamp?: number; signature?: string } = {},
+  ): Promise<number> {
     const text = JSON.stringify(body);
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (options.secret) {
       const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
       headers['x-chatwoot-timestamp'] = timestamp;
-      headers['x-chatwoot-signature'] = options.signature ?? `sha256=${createHmac('sha256', options.secret).update(`${timestamp}.${text}`).digest('hex')}`;
+      headers['x-chatwoot-signature'] =
+        options.signature ?? `sha256=${createHmac('sha256', options.secret).update(`${timestamp}.${text}`).digest('hex')}`;
     }
     const response = await fetch(url, { method: 'POST', headers, body: text });
     await response.arrayBuffer();
@@ -293,7 +320,15 @@ export class ChatwootContract {
         inbox_id: conversation.inbox_id,
         status: conversation.status,
         contact_inbox: { contact_id: contact.id, inbox_id: inbox.id, source_id: conversation.source_id },
-        meta: { sender: { id: contact.id, name: contact.name, phone_number: contact.phone_number, identifier: contact.identifier, type: 'contact' } },
+        meta: {
+          sender: {
+            id: contact.id,
+            name: contact.name,
+            phone_number: contact.phone_number,
+            identifier: contact.identifier,
+            type: 'contact',
+          },
+        },
       },
       attachments: message.attachments.map((a) => this.attachmentView(a, message)),
     };
@@ -301,7 +336,10 @@ export class ChatwootContract {
 
   // --- the API ---
 
-  private async handle(req: http.IncomingMessage, raw: Buffer): Promise<{ status: number; body: unknown; headers?: Record<string, string> }> {
+  private async handle(
+    req: http.IncomingMessage,
+    raw: Buffer,
+  ): Promise<{ status: number; body: unknown; headers?: Record<string, string> }> {
     const url = new URL(req.url ?? '/', this.url);
     const method = req.method ?? 'GET';
     const path = url.pathname;
@@ -311,15 +349,19 @@ export class ChatwootContract {
     m = /^\/storage\/(\d+)$/.exec(path);
     if (m) {
       const attachment = this.messages.flatMap((x) => x.attachments).find((a) => a.id === Number(m![1]));
-      return attachment ? { status: 200, body: attachment.bytes, headers: { 'content-type': attachment.mimetype } } : { status: 404, body: { error: 'not found' } };
+      return attachment
+        ? { status: 200, body: attachment.bytes, headers: { 'content-type': attachment.mimetype } }
+        : { status: 404, body: { error: 'not found' } };
     }
     this.requests.push(`${method} ${path}`);
     if (this.down) return { status: 503, body: { error: 'Service Unavailable' } };
-    if (req.headers.api_access_token !== this.token) return { status: 401, body: { error: 'You need to sign in or sign up before continuing.' } };
+    if (req.headers.api_access_token !== this.token)
+      return { status: 401, body: { error: 'You need to sign in or sign up before continuing.' } };
     const prefix = `/api/v1/accounts/${this.accountId}`;
     if (!path.startsWith(prefix)) return { status: 404, body: { error: 'Resource could not be found' } };
     const route = path.slice(prefix.length).replace(/\/$/, '');
-    const json = (): any => (raw.length > 0 && String(req.headers['content-type']).startsWith('application/json') ? JSON.parse(raw.toString('utf8')) : {});
+    const json = (): any =>
+      raw.length > 0 && String(req.headers['content-type']).startsWith('application/json') ? JSON.parse(raw.toString('utf8')) : {};
 
     if (method === 'GET' && route === '/inboxes') return ok({ payload: this.inboxes.map((i) => this.inboxView(i)) });
     if (method === 'POST' && route === '/inboxes') {
@@ -343,16 +385,22 @@ export class ChatwootContract {
     }
     if (method === 'GET' && route === '/contacts/search') {
       const q = (url.searchParams.get('q') ?? '').toLowerCase();
-      const found = q === '' ? [] : this.contacts.filter((c) => [c.name, c.phone_number, c.identifier, c.email].some((v) => v?.toLowerCase().includes(q)));
+      const found =
+        q === ''
+          ? []
+          : this.contacts.filter((c) => [c.name, c.phone_number, c.identifier, c.email].some((v) => v?.toLowerCase().includes(q)));
       return ok({ meta: { count: found.length, current_page: 1 }, payload: found.slice(0, 15).map((c) => this.contactView(c)) });
     }
     if (method === 'POST' && route === '/contacts') {
       const body = json();
       const inbox = this.inboxes.find((i) => i.id === Number(body.inbox_id));
       if (!inbox) return unprocessable('Inbox must exist');
-      if (body.identifier && this.contacts.some((c) => c.identifier === body.identifier)) return unprocessable('Identifier has already been taken', ['identifier']);
-      if (body.phone_number && this.contacts.some((c) => c.phone_number === body.phone_number)) return unprocessable('Phone number has already been taken', ['phone_number']);
-      if (body.phone_number && !/^\+[1-9]\d{1,14}$/.test(body.phone_number)) return unprocessable('Phone number should be in e164 format', ['phone_number']);
+      if (body.identifier && this.contacts.some((c) => c.identifier === body.identifier))
+        return unprocessable('Identifier has already been taken', ['identifier']);
+      if (body.phone_number && this.contacts.some((c) => c.phone_number === body.phone_number))
+        return unprocessable('Phone number has already been taken', ['phone_number']);
+      if (body.phone_number && !/^\+[1-9]\d{1,14}$/.test(body.phone_number))
+        return unprocessable('Phone number should be in e164 format', ['phone_number']);
       const contact: CwContact = {
         id: this.next(),
         name: body.name ?? '',
@@ -367,7 +415,9 @@ export class ChatwootContract {
       const contactInbox = { source_id: body.source_id ?? `gen-${this.next()}`, inbox_id: inbox.id };
       contact.contact_inboxes.push(contactInbox);
       this.contacts.push(contact);
-      return ok({ payload: { contact: this.contactView(contact), contact_inbox: { source_id: contactInbox.source_id, inbox: this.inboxView(inbox) } } });
+      return ok({
+        payload: { contact: this.contactView(contact), contact_inbox: { source_id: contactInbox.source_id, inbox: this.inboxView(inbox) } },
+      });
     }
     m = /^\/contacts\/(\d+)\/(conversations|contact_inboxes)$/.exec(route);
     if (m) {
@@ -533,7 +583,15 @@ export class ChatwootContract {
   }
 
   private inboxView(inbox: CwInbox) {
-    return { id: inbox.id, name: inbox.name, channel_type: inbox.channel_type, webhook_url: inbox.webhook_url, account_id: this.accountId, avatar_url: '', greeting_enabled: false };
+    return {
+      id: inbox.id,
+      name: inbox.name,
+      channel_type: inbox.channel_type,
+      webhook_url: inbox.webhook_url,
+      account_id: this.accountId,
+      avatar_url: '',
+      greeting_enabled: false,
+    };
   }
 
   private contactView(contact: CwContact) {
@@ -547,7 +605,10 @@ export class ChatwootContract {
       custom_attributes: contact.custom_attributes,
       additional_attributes: {},
       availability_status: 'offline',
-      contact_inboxes: contact.contact_inboxes.map((ci) => ({ source_id: ci.source_id, inbox: this.inboxView(this.inboxes.find((i) => i.id === ci.inbox_id)!) })),
+      contact_inboxes: contact.contact_inboxes.map((ci) => ({
+        source_id: ci.source_id,
+        inbox: this.inboxView(this.inboxes.find((i) => i.id === ci.inbox_id)!),
+      })),
     };
   }
 
@@ -560,7 +621,10 @@ export class ChatwootContract {
       status: conversation.status,
       contact_inbox: { source_id: conversation.source_id },
       created_at: conversation.created_at,
-      meta: { sender: { id: contact.id, name: contact.name, phone_number: contact.phone_number, identifier: contact.identifier }, assignee: null },
+      meta: {
+        sender: { id: contact.id, name: contact.name, phone_number: contact.phone_number, identifier: contact.identifier },
+        assignee: null,
+      },
       messages: [],
     };
   }

@@ -26,7 +26,11 @@ export interface TestGateway extends Gateway {
   config: Config;
   dataDir: string;
   /** Calls the API: `key` goes in the `apikey` header; `body` is sent as JSON unless it is a string. */
-  api<T = any>(method: string, route: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<ApiResponse<T>>;
+  api<T = any>(
+    method: string,
+    route: string,
+    options?: { key?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<ApiResponse<T>>;
   stop(): Promise<void>;
 }
 
@@ -63,7 +67,10 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
   });
   const gateway = await createGateway(config, {
     logger: options.logs
-      ? createLogger(options.logs.level, new Writable({ write: (chunk: Buffer, _encoding, done) => (options.logs!.lines.push(chunk.toString()), done()) }))
+      ? createLogger(
+          options.logs.level,
+          new Writable({ write: (chunk: Buffer, _encoding, done) => (options.logs!.lines.push(chunk.toString()), done()) }),
+        )
       : pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.sleep ? { sleep: options.sleep } : {}),

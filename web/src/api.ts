@@ -51,7 +51,9 @@ async function parse(response: Response): Promise<unknown> {
 
 function errorOf(status: number, body: unknown): ApiError {
   const message =
-    typeof body === 'object' && body !== null && 'error' in body && typeof body.error === 'string' ? body.error : `request failed (${status})`;
+    typeof body === 'object' && body !== null && 'error' in body && typeof body.error === 'string'
+      ? body.error
+      : `request failed (${status})`;
   return new ApiError(status, message, body);
 }
 

@@ -27,7 +27,11 @@ export function Field(props: { label: string; children: ComponentChildren; hint?
 }
 
 export function StatusBadge({ status }: { status: string }) {
-  return <span class={`badge status-${status.toLowerCase()}`} data-status={status}>{status}</span>;
+  return (
+    <span class={`badge status-${status.toLowerCase()}`} data-status={status}>
+      {status}
+    </span>
+  );
 }
 
 /** A secret shown once, with a copy button. */

@@ -26,7 +26,15 @@ const notices = (receiver: WebhookReceiver, event: string) => receiver.requests.
 async function disconnectedRule(gw: TestGateway, instance: TestInstance, url: string) {
   const res = await gw.api('POST', '/api/v1/admin/alert-rules', {
     key: gw.adminKey,
-    body: { name: 'down', kind: 'instance_disconnected', forSeconds: 0.2, scope: 'instance', instanceId: instance.id, webhookUrl: url, webhookSecret: SECRET },
+    body: {
+      name: 'down',
+      kind: 'instance_disconnected',
+      forSeconds: 0.2,
+      scope: 'instance',
+      instanceId: instance.id,
+      webhookUrl: url,
+      webhookSecret: SECRET,
+    },
   });
   expect(res.status).toBe(201);
   return res.body;
@@ -54,7 +62,13 @@ describe.each(DIALECTS)('alerts on %s', (dialect) => {
       const a = await connectedInstance(gw, uniqueNumber());
       const other = await connectedInstance(gw, uniqueNumber());
       const rule = await disconnectedRule(gw, a, receiver.url);
-      expect(rule).toMatchObject({ kind: 'instance_disconnected', scope: 'instance', instanceId: a.id, muted: false, webhookSecret: SECRET });
+      expect(rule).toMatchObject({
+        kind: 'instance_disconnected',
+        scope: 'instance',
+        instanceId: a.id,
+        muted: false,
+        webhookSecret: SECRET,
+      });
 
       expect((await gw.api('POST', '/api/v1/sandbox/drop', { key: gw.adminKey, body: { instanceId: a.id } })).status).toBe(200);
       const fired = await waitFor(() => notices(receiver, 'ALERT_FIRED')[0], 10_000, 'fired notice');
@@ -71,7 +85,11 @@ describe.each(DIALECTS)('alerts on %s', (dialect) => {
 
       const ack = await gw.api('POST', `/api/v1/admin/alerts/${fired.json.alert.alertId}/acknowledge`, { key: gw.adminKey });
       expect(ack.status).toBe(200);
-      expect(ack.body).toMatchObject({ acknowledged: true, status: 'open', notices: [{ kind: 'fired', status: 'delivered', attempts: 1 }] });
+      expect(ack.body).toMatchObject({
+        acknowledged: true,
+        status: 'open',
+        notices: [{ kind: 'fired', status: 'delivered', attempts: 1 }],
+      });
 
       // Back: the bulk reconnect route connects it again.
       const back = await gw.api('POST', '/api/v1/admin/instances/reconnect', { key: gw.adminKey, body: { ids: [a.id] } });
@@ -101,10 +119,14 @@ describe.each(DIALECTS)('alerts on %s', (dialect) => {
       // As if an operator had set a name that resolved to a public address then and to loopback now.
       await gw.storage.db.updateTable('alert_rules').set({ webhook_admin_set: 0 }).where('id', '=', rule.ruleId).execute();
       await gw.api('POST', '/api/v1/sandbox/drop', { key: gw.adminKey, body: { instanceId: a.id } });
-      const refused = await waitFor(async () => {
-        const row = await gw.storage.db.selectFrom('alert_notices').select(['last_error']).executeTakeFirst();
-        return row?.last_error?.startsWith('refused:') ? row.last_error : undefined;
-      }, 10_000, 'refused notice');
+      const refused = await waitFor(
+        async () => {
+          const row = await gw.storage.db.selectFrom('alert_notices').select(['last_error']).executeTakeFirst();
+          return row?.last_error?.startsWith('refused:') ? row.last_error : undefined;
+        },
+        10_000,
+        'refused notice',
+      );
       expect(refused).toMatch(/127\.0\.0\.1 is the non-public address/);
       expect(receiver.requests).toHaveLength(0);
     } finally {
@@ -122,15 +144,25 @@ describe.each(DIALECTS)('alerts on %s', (dialect) => {
       expect(muted.body.mutedUntil).toEqual(expect.any(String));
 
       await gw.api('POST', '/api/v1/sandbox/drop', { key: gw.adminKey, body: { instanceId: a.id } });
-      const open = await waitFor(async () => (await gw.api('GET', '/api/v1/admin/alerts?status=open', { key: gw.adminKey })).body.items[0], 10_000, 'open alert');
+      const open = await waitFor(
+        async () => (await gw.api('GET', '/api/v1/admin/alerts?status=open', { key: gw.adminKey })).body.items[0],
+        10_000,
+        'open alert',
+      );
       expect(open).toMatchObject({ instanceId: a.id, notified: false });
       expect((await gw.api('POST', '/api/v1/instance/connect', { key: a.token })).status).toBe(200);
-      await waitFor(async () => (await gw.api('GET', '/api/v1/admin/alerts?status=resolved', { key: gw.adminKey })).body.items[0], 10_000, 'resolved alert');
+      await waitFor(
+        async () => (await gw.api('GET', '/api/v1/admin/alerts?status=resolved', { key: gw.adminKey })).body.items[0],
+        10_000,
+        'resolved alert',
+      );
       await someRounds(gw);
       expect(receiver.requests).toHaveLength(0);
 
       // Unmuted, the next drop is announced.
-      expect((await gw.api('POST', `/api/v1/admin/alert-rules/${rule.ruleId}/mute`, { key: gw.adminKey, body: { seconds: 0 } })).body.muted).toBe(false);
+      expect(
+        (await gw.api('POST', `/api/v1/admin/alert-rules/${rule.ruleId}/mute`, { key: gw.adminKey, body: { seconds: 0 } })).body.muted,
+      ).toBe(false);
       await gw.api('POST', '/api/v1/sandbox/drop', { key: gw.adminKey, body: { instanceId: a.id } });
       await waitFor(() => notices(receiver, 'ALERT_FIRED')[0], 10_000, 'fired notice after unmute');
     } finally {
@@ -157,7 +189,9 @@ describe.each(DIALECTS)('alerts on %s', (dialect) => {
       expect(open.body.items.map((x: any) => x.alertId)).toEqual([fired.json.alert.alertId]);
 
       expect((await second.api('POST', '/api/v1/instance/connect', { key: a.token })).status).toBe(200);
-      expect((await second.api('POST', '/api/v1/sandbox/scan', { key: second.adminKey, body: { instanceId: a.id, number: a.number } })).status).toBe(200);
+      expect(
+        (await second.api('POST', '/api/v1/sandbox/scan', { key: second.adminKey, body: { instanceId: a.id, number: a.number } })).status,
+      ).toBe(200);
       const resolved = await waitFor(() => notices(receiver, 'ALERT_RESOLVED')[0], 10_000, 'resolved notice');
       expect(resolved.json.alert.alertId).toBe(fired.json.alert.alertId);
       await someRounds(second);
@@ -195,7 +229,9 @@ describe.each(DIALECTS)('alerts on %s', (dialect) => {
       const post = (body: unknown, key = gw.adminKey) => gw.api('POST', '/api/v1/admin/alert-rules', { key, body });
       expect((await post({ name: 'x', kind: 'dead_letters_above', webhookUrl: receiver.url })).status).toBe(400);
       expect((await post({ name: 'x', kind: 'instance_disconnected', scope: 'instance', webhookUrl: receiver.url })).status).toBe(400);
-      expect((await post({ name: 'x', kind: 'instance_disconnected', scope: 'instance', instanceId: 'nope', webhookUrl: receiver.url })).status).toBe(404);
+      expect(
+        (await post({ name: 'x', kind: 'instance_disconnected', scope: 'instance', instanceId: 'nope', webhookUrl: receiver.url })).status,
+      ).toBe(404);
       expect((await post({ name: 'x', kind: 'instance_disconnected', webhookUrl: 'ftp://example.com/x' })).status).toBe(400);
       expect((await post({ name: 'x', kind: 'health_below', threshold: 101, webhookUrl: receiver.url })).status).toBe(400);
       const healthRule = await post({ name: 'h', kind: 'health_below', threshold: 50, forSeconds: 60, webhookUrl: receiver.url });

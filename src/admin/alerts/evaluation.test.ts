@@ -33,7 +33,9 @@ describe.each(DIALECTS)('alert rule kinds on %s', (dialect) => {
       deadLetters: { countByInstance: () => Promise.resolve(Object.fromEntries(deadLetters)) } as unknown as DeadLetterService,
       webhook: new WebhookSink({ timeoutMs: 2000, retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 10 }, userAgent: 'test' }),
       channelHealth: () => channels,
-      health: { scoreOf: (id) => Promise.resolve({ score: health.get(id) ?? 100, reasons: health.get(id) === undefined ? [] : ['send failures'] }) },
+      health: {
+        scoreOf: (id) => Promise.resolve({ score: health.get(id) ?? 100, reasons: health.get(id) === undefined ? [] : ['send failures'] }),
+      },
       retry: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 10 },
       log: { warn: () => undefined },
     });
@@ -45,7 +47,8 @@ describe.each(DIALECTS)('alert rule kinds on %s', (dialect) => {
 
   const rule = (input: Omit<NewRuleInput, 'name' | 'webhookUrl' | 'webhookSecret'>) =>
     alerts.createRule({ name: input.kind, webhookUrl: receiver.url, webhookSecret: 'kinds-secret-0123456789', ...input }, true);
-  const events = () => receiver.requests.map((r) => `${r.json.event} ${r.json.alert.kind} ${r.json.alert.instanceId ?? r.json.alert.channel}`);
+  const events = () =>
+    receiver.requests.map((r) => `${r.json.event} ${r.json.alert.kind} ${r.json.alert.instanceId ?? r.json.alert.channel}`);
 
   it('health below X for N s, dead letters above N, channel down, per subject, each fired and resolved once', async () => {
     const a = await createInstance(gw);
@@ -98,16 +101,24 @@ describe.each(DIALECTS)('alert rule kinds on %s', (dialect) => {
     const a = await createInstance(gw);
     const b = await createInstance(gw);
     const outside = await createInstance(gw);
-    const group = await gw.api('POST', '/api/v1/admin/failover-groups', { key: gw.adminKey, body: { name: `g-${a.id.slice(0, 8)}`, members: [a.id, b.id] } });
+    const group = await gw.api('POST', '/api/v1/admin/failover-groups', {
+      key: gw.adminKey,
+      body: { name: `g-${a.id.slice(0, 8)}`, members: [a.id, b.id] },
+    });
     expect(group.status).toBe(201);
     const created = await rule({ kind: 'dead_letters_above', threshold: 0, scope: 'group', groupId: group.body.groupId });
     expect(created).toMatchObject({ scope: 'group', groupId: group.body.groupId, instanceId: null });
-    await expect(rule({ kind: 'dead_letters_above', threshold: 0, scope: 'group', groupId: 'no-such-group' })).rejects.toMatchObject({ status: 404 });
+    await expect(rule({ kind: 'dead_letters_above', threshold: 0, scope: 'group', groupId: 'no-such-group' })).rejects.toMatchObject({
+      status: 404,
+    });
     for (const inst of [a, b, outside]) deadLetters.set(inst.id, 1);
     await alerts.evaluate();
     expect(events().sort()).toEqual([`ALERT_FIRED dead_letters_above ${a.id}`, `ALERT_FIRED dead_letters_above ${b.id}`].sort());
     // b leaves the group: its alert resolves although its dead letters are still there.
-    expect((await gw.api('PATCH', `/api/v1/admin/failover-groups/${group.body.groupId}`, { key: gw.adminKey, body: { members: [a.id] } })).status).toBe(200);
+    expect(
+      (await gw.api('PATCH', `/api/v1/admin/failover-groups/${group.body.groupId}`, { key: gw.adminKey, body: { members: [a.id] } }))
+        .status,
+    ).toBe(200);
     await alerts.evaluate();
     expect(events().slice(2)).toEqual([`ALERT_RESOLVED dead_letters_above ${b.id}`]);
   });

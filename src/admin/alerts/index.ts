@@ -15,7 +15,11 @@ export const alertsModule: ModuleFactory = (deps) => {
     webhook: deps.webhook,
     channelHealth: () => deps.channelHealth(),
     health: deps.health,
-    retry: { maxAttempts: deps.config.webhook.maxAttempts, baseDelayMs: deps.config.webhook.retryBaseMs, maxDelayMs: deps.config.webhook.retryMaxMs },
+    retry: {
+      maxAttempts: deps.config.webhook.maxAttempts,
+      baseDelayMs: deps.config.webhook.retryBaseMs,
+      maxDelayMs: deps.config.webhook.retryMaxMs,
+    },
     log: deps.log,
     allowPrivateUrls: deps.config.webhook.allowPrivateUrls,
   });

@@ -44,7 +44,10 @@ export class AlertRepo {
   async rules(offset: number, limit: number): Promise<{ items: AlertRuleRow[]; total: number }> {
     const [rows, count] = await Promise.all([
       this.db.selectFrom('alert_rules').selectAll().orderBy('created_at').orderBy('id').offset(offset).limit(limit).execute(),
-      this.db.selectFrom('alert_rules').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
+      this.db
+        .selectFrom('alert_rules')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow(),
     ]);
     return { items: rows.map((r) => numeric(r, RULE_NUMBERS)), total: Number(count.n) };
   }
@@ -74,7 +77,12 @@ export class AlertRepo {
 
   /** The member instances of a failover group, now (empty once the group is deleted). */
   async groupMembers(groupId: string): Promise<string[]> {
-    const rows = await this.db.selectFrom('failover_group_members').select('instance_id').where('group_id', '=', groupId).orderBy('position').execute();
+    const rows = await this.db
+      .selectFrom('failover_group_members')
+      .select('instance_id')
+      .where('group_id', '=', groupId)
+      .orderBy('position')
+      .execute();
     return rows.map((row) => row.instance_id);
   }
 
@@ -105,7 +113,11 @@ export class AlertRepo {
   async fire(alert: AlertRow, notice: { id: string; body: string; at: number } | undefined): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('alerts').values(alert).execute();
-      if (notice) await trx.insertInto('alert_notices').values(newNotice(notice, alert.id, 'fired')).execute();
+      if (notice)
+        await trx
+          .insertInto('alert_notices')
+          .values(newNotice(notice, alert.id, 'fired'))
+          .execute();
     });
   }
 
@@ -113,7 +125,10 @@ export class AlertRepo {
   async notifyLate(alertId: string, notice: { id: string; body: string; at: number }): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('alerts').set({ notified: 1 }).where('id', '=', alertId).execute();
-      await trx.insertInto('alert_notices').values(newNotice(notice, alertId, 'fired')).execute();
+      await trx
+        .insertInto('alert_notices')
+        .values(newNotice(notice, alertId, 'fired'))
+        .execute();
     });
   }
 
@@ -121,12 +136,21 @@ export class AlertRepo {
   async resolve(alertId: string, at: number, notice: { id: string; body: string; at: number } | undefined): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('alerts').set({ status: 'resolved', resolved_at: at }).where('id', '=', alertId).execute();
-      if (notice) await trx.insertInto('alert_notices').values(newNotice(notice, alertId, 'resolved')).execute();
+      if (notice)
+        await trx
+          .insertInto('alert_notices')
+          .values(newNotice(notice, alertId, 'resolved'))
+          .execute();
     });
   }
 
   async acknowledge(alertId: string, at: number): Promise<void> {
-    await this.db.updateTable('alerts').set({ acknowledged_at: at }).where('id', '=', alertId).where('acknowledged_at', 'is', null).execute();
+    await this.db
+      .updateTable('alerts')
+      .set({ acknowledged_at: at })
+      .where('id', '=', alertId)
+      .where('acknowledged_at', 'is', null)
+      .execute();
   }
 
   async alert(id: string): Promise<(AlertRow & { rule_name: string; kind: string }) | undefined> {
@@ -146,7 +170,14 @@ export class AlertRepo {
     if (filter.ruleId) query = query.where('a.rule_id', '=', filter.ruleId);
     if (filter.instanceId) query = query.where('a.instance_id', '=', filter.instanceId);
     const [rows, count] = await Promise.all([
-      query.selectAll('a').select(['r.name as rule_name', 'r.kind']).orderBy('a.fired_at', 'desc').orderBy('a.id').offset(offset).limit(limit).execute(),
+      query
+        .selectAll('a')
+        .select(['r.name as rule_name', 'r.kind'])
+        .orderBy('a.fired_at', 'desc')
+        .orderBy('a.id')
+        .offset(offset)
+        .limit(limit)
+        .execute(),
       query.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
     ]);
     return { items: rows.map((r) => numeric(r, ALERT_NUMBERS)), total: Number(count.n) };
@@ -158,7 +189,17 @@ export class AlertRepo {
       .selectFrom('alert_notices as n')
       .innerJoin('alerts as a', 'a.id', 'n.alert_id')
       .innerJoin('alert_rules as r', 'r.id', 'a.rule_id')
-      .select(['n.id', 'n.alert_id', 'n.kind', 'n.body', 'n.attempts', 'n.next_attempt_at', 'r.webhook_url', 'r.secret', 'r.webhook_admin_set'])
+      .select([
+        'n.id',
+        'n.alert_id',
+        'n.kind',
+        'n.body',
+        'n.attempts',
+        'n.next_attempt_at',
+        'r.webhook_url',
+        'r.secret',
+        'r.webhook_admin_set',
+      ])
       .where('n.status', '=', 'pending')
       .orderBy('n.created_at')
       .orderBy('n.id')
@@ -178,10 +219,21 @@ export class AlertRepo {
   }
 
   async noticeDelivered(id: string, attempts: number, status: number | null, at: number): Promise<void> {
-    await this.db.updateTable('alert_notices').set({ status: 'delivered', attempts, last_status: status, last_error: null, delivered_at: at }).where('id', '=', id).execute();
+    await this.db
+      .updateTable('alert_notices')
+      .set({ status: 'delivered', attempts, last_status: status, last_error: null, delivered_at: at })
+      .where('id', '=', id)
+      .execute();
   }
 
-  async noticeFailed(id: string, attempts: number, status: number | null, error: string, nextAttemptAt: number, final: boolean): Promise<void> {
+  async noticeFailed(
+    id: string,
+    attempts: number,
+    status: number | null,
+    error: string,
+    nextAttemptAt: number,
+    final: boolean,
+  ): Promise<void> {
     await this.db
       .updateTable('alert_notices')
       .set({ status: final ? 'failed' : 'pending', attempts, last_status: status, last_error: error, next_attempt_at: nextAttemptAt })

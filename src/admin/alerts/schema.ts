@@ -15,14 +15,44 @@ export const RuleBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     kind: Kind,
-    threshold: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Required by health_below (score 0-100), dead_letters_above and outbox_backlog_above.' })),
-    forSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: 604_800, default: 0, description: 'How long the condition must hold before the alert fires.' })),
-    scope: Type.Optional(Type.Union([Type.Literal('all'), Type.Literal('instance'), Type.Literal('group')], { description: '`all` (default) watches every instance; `instance` only `instanceId`; `group` the members of failover group `groupId` (as they are at each evaluation). channel_down rules are always `all`.' })),
+    threshold: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1_000_000_000,
+        description: 'Required by health_below (score 0-100), dead_letters_above and outbox_backlog_above.',
+      }),
+    ),
+    forSeconds: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 604_800, default: 0, description: 'How long the condition must hold before the alert fires.' }),
+    ),
+    scope: Type.Optional(
+      Type.Union([Type.Literal('all'), Type.Literal('instance'), Type.Literal('group')], {
+        description:
+          '`all` (default) watches every instance; `instance` only `instanceId`; `group` the members of failover group `groupId` (as they are at each evaluation). channel_down rules are always `all`.',
+      }),
+    ),
     instanceId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     groupId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A failover group (scope `group`).' })),
-    channel: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'channel_down only: the channel to watch (`webhook`, `amqp`, `redis`, `nats`, `mqtt`, ...); all when omitted.' })),
-    webhookUrl: Type.String({ minLength: 1, maxLength: 2048, format: 'uri', description: 'Receives the signed notices. Private and loopback addresses only when set with the admin key itself.' }),
-    webhookSecret: Type.Optional(Type.String({ minLength: 16, maxLength: 256, description: 'HMAC key of the notices\' X-Webhook-Signature; generated when omitted and shown only in this reply.' })),
+    channel: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'channel_down only: the channel to watch (`webhook`, `amqp`, `redis`, `nats`, `mqtt`, ...); all when omitted.',
+      }),
+    ),
+    webhookUrl: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      format: 'uri',
+      description: 'Receives the signed notices. Private and loopback addresses only when set with the admin key itself.',
+    }),
+    webhookSecret: Type.Optional(
+      Type.String({
+        minLength: 16,
+        maxLength: 256,
+        description: "HMAC key of the notices' X-Webhook-Signature; generated when omitted and shown only in this reply.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

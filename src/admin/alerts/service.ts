@@ -143,12 +143,15 @@ export class AlertService {
       if (input.groupId === undefined) throw errors.badRequest('scope "group" needs groupId');
       if (!(await this.deps.repo.groupExists(input.groupId))) throw errors.notFound('failover group');
     } else if (input.groupId !== undefined) throw errors.badRequest('groupId is only allowed with scope "group"');
-    if (input.kind === 'channel_down' && scope !== 'all') throw errors.badRequest('channel_down rules watch channels: use scope "all" (and `channel` to pick one)');
-    if (input.channel !== undefined && input.kind !== 'channel_down') throw errors.badRequest('channel is only allowed on channel_down rules');
+    if (input.kind === 'channel_down' && scope !== 'all')
+      throw errors.badRequest('channel_down rules watch channels: use scope "all" (and `channel` to pick one)');
+    if (input.channel !== undefined && input.kind !== 'channel_down')
+      throw errors.badRequest('channel is only allowed on channel_down rules');
     if (input.kind === 'health_below' && !this.deps.health) throw errors.badRequest('health scores are not available in this gateway');
     const needsThreshold = input.kind === 'health_below' || input.kind === 'dead_letters_above' || input.kind === 'outbox_backlog_above';
     if (needsThreshold && input.threshold === undefined) throw errors.badRequest(`${input.kind} needs threshold`);
-    if (input.kind === 'health_below' && (input.threshold ?? 0) > 100) throw errors.badRequest('health_below threshold is a score from 0 to 100');
+    if (input.kind === 'health_below' && (input.threshold ?? 0) > 100)
+      throw errors.badRequest('health_below threshold is a score from 0 to 100');
     await checkWebhookUrl(input.webhookUrl, byAdminKey || this.deps.allowPrivateUrls === true);
     const now = this.deps.clock.now();
     const secret = input.webhookSecret ?? randomToken();
@@ -275,17 +278,32 @@ export class AlertService {
         case 'health_below': {
           if (!this.deps.health) break;
           const { score, reasons } = await this.deps.health.scoreOf(instance.id);
-          out.push({ ...base, holds: score < rule.threshold, value: score, message: `${who} health ${score} is below ${rule.threshold}${reasons.length > 0 ? `: ${reasons.join('; ')}` : ''}` });
+          out.push({
+            ...base,
+            holds: score < rule.threshold,
+            value: score,
+            message: `${who} health ${score} is below ${rule.threshold}${reasons.length > 0 ? `: ${reasons.join('; ')}` : ''}`,
+          });
           break;
         }
         case 'dead_letters_above': {
           const count = (await facts.deadLetters())[instance.id] ?? 0;
-          out.push({ ...base, holds: count > rule.threshold, value: count, message: `${who} has ${count} dead letters (more than ${rule.threshold})` });
+          out.push({
+            ...base,
+            holds: count > rule.threshold,
+            value: count,
+            message: `${who} has ${count} dead letters (more than ${rule.threshold})`,
+          });
           break;
         }
         case 'outbox_backlog_above': {
           const count = (await facts.backlog())[instance.id] ?? 0;
-          out.push({ ...base, holds: count > rule.threshold, value: count, message: `${who} has ${count} events waiting for delivery (more than ${rule.threshold})` });
+          out.push({
+            ...base,
+            holds: count > rule.threshold,
+            value: count,
+            message: `${who} has ${count} events waiting for delivery (more than ${rule.threshold})`,
+          });
           break;
         }
       }
@@ -383,9 +401,19 @@ export class AlertService {
         continue;
       }
       const final = retry.maxAttempts !== null && attempts >= retry.maxAttempts;
-      await repo.noticeFailed(notice.id, attempts, result.status, result.error ?? 'delivery failed', clock.now() + backoffDelay({ baseMs: retry.baseDelayMs, maxMs: retry.maxDelayMs }, attempts - 1), final);
+      await repo.noticeFailed(
+        notice.id,
+        attempts,
+        result.status,
+        result.error ?? 'delivery failed',
+        clock.now() + backoffDelay({ baseMs: retry.baseDelayMs, maxMs: retry.maxDelayMs }, attempts - 1),
+        final,
+      );
       if (!final) held.add(notice.alertId);
-      this.deps.log.warn({ noticeId: notice.id, alertId: notice.alertId, attempts, error: result.error }, final ? 'alert notice gave up' : 'alert notice failed; will retry');
+      this.deps.log.warn(
+        { noticeId: notice.id, alertId: notice.alertId, attempts, error: result.error },
+        final ? 'alert notice gave up' : 'alert notice failed; will retry',
+      );
     }
   }
 }

@@ -4,16 +4,29 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { dropSchema } from '../../storage/db.js';
 import { WebhookReceiver } from '../../../test/support/receiver.js';
-import { DIALECTS, PG_URL, connectedInstance, newSchemaName, startGateway, uniqueNumber, waitFor, type TestGateway, type TestInstance } from '../../../test/support/gateway.js';
+import {
+  DIALECTS,
+  PG_URL,
+  connectedInstance,
+  newSchemaName,
+  startGateway,
+  uniqueNumber,
+  waitFor,
+  type TestGateway,
+  type TestInstance,
+} from '../../../test/support/gateway.js';
 
-const original = (receiver: WebhookReceiver) => receiver.requests.filter((r) => r.json?.event === 'MESSAGE' && r.json.redelivered === undefined);
+const original = (receiver: WebhookReceiver) =>
+  receiver.requests.filter((r) => r.json?.event === 'MESSAGE' && r.json.redelivered === undefined);
 const redelivered = (receiver: WebhookReceiver) => receiver.requests.filter((r) => r.json?.redelivered === true);
 
 async function incoming(gw: TestGateway, to: TestInstance, receiver: WebhookReceiver, texts: string[]) {
   const contact = uniqueNumber();
   const before = original(receiver).length;
   for (const text of texts) {
-    expect((await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from: contact, to: to.number, text } })).status).toBe(200);
+    expect(
+      (await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from: contact, to: to.number, text } })).status,
+    ).toBe(200);
   }
   await waitFor(() => (original(receiver).length === before + texts.length ? true : undefined), 15_000, 'original deliveries');
 }
@@ -42,7 +55,20 @@ describe.each(DIALECTS)('backfill on %s', (dialect) => {
     expect(await first.outbox.prune(Date.now() + 1, true)).toBeGreaterThanOrEqual(6);
     await incoming(first, a, receiver, ['m7', 'm8', 'm9', 'm10', 'm11', 'm12']);
     const sent = original(receiver).map((r) => r.json);
-    expect(sent.map((e) => e.data.message.conversation)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9', 'm10', 'm11', 'm12']);
+    expect(sent.map((e) => e.data.message.conversation)).toEqual([
+      'm1',
+      'm2',
+      'm3',
+      'm4',
+      'm5',
+      'm6',
+      'm7',
+      'm8',
+      'm9',
+      'm10',
+      'm11',
+      'm12',
+    ]);
     const expected = sent.slice(2, 10); // m3 .. m10, both ends included
 
     const job = await first.api('POST', '/api/v1/admin/backfill', {
@@ -59,10 +85,14 @@ describe.each(DIALECTS)('backfill on %s', (dialect) => {
 
     const second = await startGateway({ dialect, dataDir, schema, keepSchema: true });
     try {
-      const done = await waitFor(async () => {
-        const view = await jobOf(second, job.body.jobId);
-        return view.body.status === 'completed' ? view.body : undefined;
-      }, 20_000, 'job completed');
+      const done = await waitFor(
+        async () => {
+          const view = await jobOf(second, job.body.jobId);
+          return view.body.status === 'completed' ? view.body : undefined;
+        },
+        20_000,
+        'job completed',
+      );
       expect(done).toMatchObject({ delivered: 8, total: 8, lastEventId: expected[7].eventId, error: null });
       const again = redelivered(receiver);
       expect(again.map((r) => r.json.eventId)).toEqual(expected.map((e) => e.eventId));
@@ -92,7 +122,14 @@ describe.each(DIALECTS)('backfill on %s', (dialect) => {
       const sent = original(receiver).map((r) => r.json);
       const byTime = await gw.api('POST', '/api/v1/admin/backfill', {
         key: gw.adminKey,
-        body: { instanceId: a.id, since: sent[1].timestamp, until: sent[2].timestamp, events: ['MESSAGE'], target: 'webhook', ratePerSecond: 1000 },
+        body: {
+          instanceId: a.id,
+          since: sent[1].timestamp,
+          until: sent[2].timestamp,
+          events: ['MESSAGE'],
+          target: 'webhook',
+          ratePerSecond: 1000,
+        },
       });
       expect(byTime.status).toBe(202);
       await waitFor(async () => ((await jobOf(gw, byTime.body.jobId)).body.status === 'completed' ? true : undefined), 15_000, 'time job');
@@ -100,7 +137,10 @@ describe.each(DIALECTS)('backfill on %s', (dialect) => {
       const inRange = sent.filter((e) => e.timestamp >= sent[1].timestamp && e.timestamp <= sent[2].timestamp);
       expect(redelivered(receiver).map((r) => r.json.eventId)).toEqual(inRange.map((e) => e.eventId));
 
-      const slow = await gw.api('POST', '/api/v1/admin/backfill', { key: gw.adminKey, body: { instanceId: a.id, since: sent[0].eventId, target: 'webhook', ratePerSecond: 1 } });
+      const slow = await gw.api('POST', '/api/v1/admin/backfill', {
+        key: gw.adminKey,
+        body: { instanceId: a.id, since: sent[0].eventId, target: 'webhook', ratePerSecond: 1 },
+      });
       expect(slow.status).toBe(202);
       const cancelled = await gw.api('POST', `/api/v1/admin/backfill/${slow.body.jobId}/cancel`, { key: gw.adminKey });
       expect(cancelled.status).toBe(200);
@@ -111,13 +151,24 @@ describe.each(DIALECTS)('backfill on %s', (dialect) => {
       const listed = await gw.api('GET', `/api/v1/admin/backfill?instanceId=${a.id}&status=cancelled`, { key: gw.adminKey });
       expect(listed.body.items.map((j: any) => j.jobId)).toEqual([slow.body.jobId]);
 
-      const refuse = (body: Record<string, unknown>) => gw.api('POST', '/api/v1/admin/backfill', { key: gw.adminKey, body: { instanceId: a.id, since: sent[0].eventId, target: 'webhook', ...body } });
+      const refuse = (body: Record<string, unknown>) =>
+        gw.api('POST', '/api/v1/admin/backfill', {
+          key: gw.adminKey,
+          body: { instanceId: a.id, since: sent[0].eventId, target: 'webhook', ...body },
+        });
       expect((await refuse({ target: 'carrier-pigeon' })).body).toMatchObject({ error: expect.stringContaining('unknown target') });
       expect((await refuse({ since: '00000000-0000-4000-8000-000000000000' })).status).toBe(400);
       expect((await refuse({ instanceId: noHook.id })).status).toBe(400);
       expect((await refuse({ instanceId: 'nope' })).status).toBe(404);
       expect((await gw.api('GET', '/api/v1/admin/backfill', { key: a.token })).status).toBe(403);
-      expect((await gw.api('POST', '/api/v1/admin/backfill', { key: a.token, body: { instanceId: a.id, since: sent[0].eventId, target: 'webhook' } })).status).toBe(403);
+      expect(
+        (
+          await gw.api('POST', '/api/v1/admin/backfill', {
+            key: a.token,
+            body: { instanceId: a.id, since: sent[0].eventId, target: 'webhook' },
+          })
+        ).status,
+      ).toBe(403);
     } finally {
       await gw.stop();
     }

@@ -4,7 +4,19 @@ import type { BackfillJobsTable, Database } from '../../storage/schema.js';
 
 export type BackfillJobRow = Selectable<BackfillJobsTable>;
 
-const NUMBERS: (keyof BackfillJobRow)[] = ['from_seq', 'to_seq', 'since_at', 'until_at', 'rate_per_second', 'cursor_seq', 'total', 'delivered', 'created_at', 'updated_at', 'finished_at'];
+const NUMBERS: (keyof BackfillJobRow)[] = [
+  'from_seq',
+  'to_seq',
+  'since_at',
+  'until_at',
+  'rate_per_second',
+  'cursor_seq',
+  'total',
+  'delivered',
+  'created_at',
+  'updated_at',
+  'finished_at',
+];
 
 /** PostgreSQL answers bigint columns as strings. */
 function toJob(row: BackfillJobRow): BackfillJobRow {
@@ -38,11 +50,17 @@ export class BackfillRepo {
 
   /** Jobs to resume after a restart. */
   async unfinished(): Promise<BackfillJobRow[]> {
-    return (await this.db.selectFrom('backfill_jobs').selectAll().where('status', 'in', ['queued', 'running']).orderBy('created_at').execute()).map(toJob);
+    return (
+      await this.db.selectFrom('backfill_jobs').selectAll().where('status', 'in', ['queued', 'running']).orderBy('created_at').execute()
+    ).map(toJob);
   }
 
   async progress(id: string, cursorSeq: number, delivered: number, lastEventId: string, at: number): Promise<void> {
-    await this.db.updateTable('backfill_jobs').set({ cursor_seq: cursorSeq, delivered, last_event_id: lastEventId, updated_at: at }).where('id', '=', id).execute();
+    await this.db
+      .updateTable('backfill_jobs')
+      .set({ cursor_seq: cursorSeq, delivered, last_event_id: lastEventId, updated_at: at })
+      .where('id', '=', id)
+      .execute();
   }
 
   async setStatus(id: string, status: string, at: number, error: string | null = null): Promise<void> {

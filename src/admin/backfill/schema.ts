@@ -4,15 +4,45 @@ import { PagedQuery } from '../../http/schemas.js';
 import { EVENT_TYPES } from '../../network/port.js';
 
 const Iso = Type.String({ format: 'date-time' });
-const Status = Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('completed'), Type.Literal('cancelled'), Type.Literal('failed')]);
+const Status = Type.Union([
+  Type.Literal('queued'),
+  Type.Literal('running'),
+  Type.Literal('completed'),
+  Type.Literal('cancelled'),
+  Type.Literal('failed'),
+]);
 
 export const BackfillBody = Type.Object(
   {
     instanceId: Type.String({ minLength: 1, maxLength: 64 }),
-    since: Type.String({ minLength: 1, maxLength: 64, description: 'Start of the range, inclusive: an ISO 8601 time (e.g. `2026-11-23T10:00:00Z`) or the `eventId` of a stored event of this instance.' }),
-    until: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'End of the range, inclusive: an ISO time or an eventId. Omitted: up to the last event stored when the job is created.' })),
-    events: Type.Optional(Type.Array(Type.Enum(EVENT_TYPES), { minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true, description: 'Only these event types; all when omitted.' })),
-    target: Type.String({ minLength: 1, maxLength: 64, description: '`webhook` (the instance\'s current webhookUrl, signed with its secret) or a delivery channel name (`amqp`, `redis`, `nats`, `mqtt`, ...).' }),
+    since: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description:
+        'Start of the range, inclusive: an ISO 8601 time (e.g. `2026-11-23T10:00:00Z`) or the `eventId` of a stored event of this instance.',
+    }),
+    until: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'End of the range, inclusive: an ISO time or an eventId. Omitted: up to the last event stored when the job is created.',
+      }),
+    ),
+    events: Type.Optional(
+      Type.Array(Type.Enum(EVENT_TYPES), {
+        minItems: 1,
+        maxItems: EVENT_TYPES.length,
+        uniqueItems: true,
+        description: 'Only these event types; all when omitted.',
+      }),
+    ),
+    target: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description:
+        "`webhook` (the instance's current webhookUrl, signed with its secret) or a delivery channel name (`amqp`, `redis`, `nats`, `mqtt`, ...).",
+    }),
     ratePerSecond: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Pace; default BACKFILL_RATE_PER_SECOND.' })),
   },
   { additionalProperties: false },

@@ -78,7 +78,10 @@ export class BackfillService {
     const instance = await this.deps.instances.get(input.instanceId);
     const sink = this.deps.dispatcher.sink(input.target);
     if (!sink) throw errors.backfillRefused(`unknown target ${input.target}; configured: ${this.deps.dispatcher.sinkNames().join(', ')}`);
-    if (!sink.wants(instance)) throw errors.backfillRefused(`instance ${instance.id} has no ${input.target === 'webhook' ? 'webhookUrl' : `${input.target} delivery`}`);
+    if (!sink.wants(instance))
+      throw errors.backfillRefused(
+        `instance ${instance.id} has no ${input.target === 'webhook' ? 'webhookUrl' : `${input.target} delivery`}`,
+      );
     const bound = async (value: string, name: string) => {
       if (ISO_TIME.test(value)) {
         const at = Date.parse(value);
@@ -86,7 +89,8 @@ export class BackfillService {
         return { at, seq: undefined };
       }
       const found = await outbox.seqOf(value);
-      if (!found || found.instanceId !== instance.id) throw errors.backfillRefused(`${name}: event ${value} of this instance is not in the outbox or the event archive`);
+      if (!found || found.instanceId !== instance.id)
+        throw errors.backfillRefused(`${name}: event ${value} of this instance is not in the outbox or the event archive`);
       return { at: undefined, seq: found.seq };
     };
     const since = await bound(input.since, 'since');
@@ -217,7 +221,8 @@ export class BackfillService {
     const body = JSON.stringify({ ...envelope, redelivered: true });
     for (let attempt = 1; ; attempt += 1) {
       const instance = await this.deps.instances.get(event.instanceId);
-      if (!sink.wants(instance)) throw new Error(`instance no longer has ${sink.name === 'webhook' ? 'a webhookUrl' : `${sink.name} delivery`}`);
+      if (!sink.wants(instance))
+        throw new Error(`instance no longer has ${sink.name === 'webhook' ? 'a webhookUrl' : `${sink.name} delivery`}`);
       try {
         await sink.deliver({ ...event, instanceName: instance.name, body }, instance);
         return true;

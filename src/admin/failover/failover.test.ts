@@ -49,7 +49,13 @@ describe.each(DIALECTS)('failover groups (%s)', (dialect) => {
     expect(one.status).toBe(200);
     expect(one.body.serving).toBe(a.id);
     expect(one.body.members).toEqual([
-      expect.objectContaining({ instanceId: a.id, status: 'CONNECTED', eligible: true, serving: true, health: { score: 100, reasons: [] } }),
+      expect.objectContaining({
+        instanceId: a.id,
+        status: 'CONNECTED',
+        eligible: true,
+        serving: true,
+        health: { score: 100, reasons: [] },
+      }),
       expect.objectContaining({ instanceId: b.id, status: 'created', eligible: false, serving: false }),
     ]);
     expect(one.body.members[1].health.score).toBe(0);
@@ -59,13 +65,21 @@ describe.each(DIALECTS)('failover groups (%s)', (dialect) => {
     expect(JSON.stringify(list.body)).not.toContain(token);
     expect(JSON.stringify(list.body)).not.toContain(created.body.webhookSecret);
 
-    const patched = await gw.api('PATCH', `/api/v1/admin/failover-groups/${groupId}`, { key: gw.adminKey, body: { members: [b.id, a.id], policy: 'priority' } });
+    const patched = await gw.api('PATCH', `/api/v1/admin/failover-groups/${groupId}`, {
+      key: gw.adminKey,
+      body: { members: [b.id, a.id], policy: 'priority' },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.members.map((m: any) => m.instanceId)).toEqual([b.id, a.id]);
     expect(patched.body.policy).toBe('priority');
 
-    expect((await gw.api('PATCH', `/api/v1/admin/failover-groups/${groupId}`, { key: gw.adminKey, body: { members: ['nope'] } })).body).toMatchObject({ error: expect.stringContaining('nope') });
-    const dup = await gw.api('POST', '/api/v1/admin/failover-groups', { key: gw.adminKey, body: { name: created.body.name, members: [a.id] } });
+    expect(
+      (await gw.api('PATCH', `/api/v1/admin/failover-groups/${groupId}`, { key: gw.adminKey, body: { members: ['nope'] } })).body,
+    ).toMatchObject({ error: expect.stringContaining('nope') });
+    const dup = await gw.api('POST', '/api/v1/admin/failover-groups', {
+      key: gw.adminKey,
+      body: { name: created.body.name, members: [a.id] },
+    });
     expect(dup.status).toBe(409);
 
     expect((await gw.api('DELETE', `/api/v1/admin/failover-groups/${groupId}`, { key: gw.adminKey })).status).toBe(200);
@@ -84,7 +98,10 @@ describe.each(DIALECTS)('failover groups (%s)', (dialect) => {
       ['DELETE', `/api/v1/admin/failover-groups/${group.groupId}`],
       ['POST', `/api/v1/admin/failover-groups/${group.groupId}/rotate-token`],
     ] as const) {
-      const res = await gw.api(method, route, { key: a.token, ...(method === 'POST' || method === 'PATCH' ? { body: { name: 'x', members: [a.id] } } : {}) });
+      const res = await gw.api(method, route, {
+        key: a.token,
+        ...(method === 'POST' || method === 'PATCH' ? { body: { name: 'x', members: [a.id] } } : {}),
+      });
       expect(res.status, `${method} ${route}`).toBe(403);
       expect((await gw.api(method, route, { key: group.token })).status, `${method} ${route} with a group token`).toBe(401);
     }
@@ -94,12 +111,17 @@ describe.each(DIALECTS)('failover groups (%s)', (dialect) => {
       expect(res.status, route).toBe(403);
       expect(res.body).toMatchObject({ error: expect.stringContaining('/send/') });
     }
-    const sent = await gw.api('POST', '/api/v1/send/text', { key: group.token, body: { number: uniqueNumber(), text: 'through the group' } });
+    const sent = await gw.api('POST', '/api/v1/send/text', {
+      key: group.token,
+      body: { number: uniqueNumber(), text: 'through the group' },
+    });
     expect(sent.status).toBe(200);
     expect(sent.body.instanceId).toBe(a.id);
     // The unprefixed (deprecated) route takes the group token too.
     expect((await gw.api('POST', '/send/text', { key: group.token, body: { number: uniqueNumber(), text: 'old path' } })).status).toBe(200);
-    expect((await gw.api('POST', '/api/v1/send/text', { key: `wgg_${'A'.repeat(43)}`, body: { number: uniqueNumber(), text: 'x' } })).status).toBe(401);
+    expect(
+      (await gw.api('POST', '/api/v1/send/text', { key: `wgg_${'A'.repeat(43)}`, body: { number: uniqueNumber(), text: 'x' } })).status,
+    ).toBe(401);
     expect((await gw.api('POST', '/api/v1/send/text', { key: 'wgg_short', body: { number: uniqueNumber(), text: 'x' } })).status).toBe(401);
   });
 
@@ -134,7 +156,9 @@ describe('sending through a failover group on the sandbox', () => {
   const receivers: WebhookReceiver[] = [];
 
   beforeAll(async () => {
-    gw = await startGateway({ env: { SANDBOX_RECONNECT_DELAY_MS: '60000', WEBHOOK_RETRY_BASE_MS: '10', WEBHOOK_RETRY_MAX_MS: '20', WEBHOOK_MAX_ATTEMPTS: '3' } });
+    gw = await startGateway({
+      env: { SANDBOX_RECONNECT_DELAY_MS: '60000', WEBHOOK_RETRY_BASE_MS: '10', WEBHOOK_RETRY_MAX_MS: '20', WEBHOOK_MAX_ATTEMPTS: '3' },
+    });
     events = recordEvents(gw);
   });
   afterEach(async () => {
@@ -143,7 +167,11 @@ describe('sending through a failover group on the sandbox', () => {
   afterAll(async () => gw.stop());
 
   it('moves traffic off a dropped member at once; every accepted send arrives exactly once', async () => {
-    const members = [await connectedInstance(gw, uniqueNumber()), await connectedInstance(gw, uniqueNumber()), await connectedInstance(gw, uniqueNumber())];
+    const members = [
+      await connectedInstance(gw, uniqueNumber()),
+      await connectedInstance(gw, uniqueNumber()),
+      await connectedInstance(gw, uniqueNumber()),
+    ];
     const recipients = [await connectedInstance(gw, uniqueNumber()), await connectedInstance(gw, uniqueNumber())];
     const group = await createGroup(gw, members, { policy: 'priority', sticky: true });
 
@@ -182,7 +210,8 @@ describe('sending through a failover group on the sandbox', () => {
     expect(after.every((s) => members.some((m) => m.id === s.instanceId))).toBe(true);
 
     // Count on the recipients: each accepted text arrived exactly once, with the id the reply gave.
-    const arrived = () => recipients.flatMap((r) => events.of(r.id, 'MESSAGE')).filter((e) => String(e.data.message?.conversation ?? '').startsWith('load-'));
+    const arrived = () =>
+      recipients.flatMap((r) => events.of(r.id, 'MESSAGE')).filter((e) => String(e.data.message?.conversation ?? '').startsWith('load-'));
     await waitFor(() => (arrived().length >= total ? true : undefined), 10_000, 'every message at the recipients');
     const texts = arrived().map((e) => e.data.message.conversation as string);
     expect(texts.length).toBe(total);
@@ -196,7 +225,11 @@ describe('sending through a failover group on the sandbox', () => {
   });
 
   it('round-robin spreads sends; sticky keeps a recipient on its member; least-loaded uses every member', async () => {
-    const members = [await connectedInstance(gw, uniqueNumber()), await connectedInstance(gw, uniqueNumber()), await connectedInstance(gw, uniqueNumber())];
+    const members = [
+      await connectedInstance(gw, uniqueNumber()),
+      await connectedInstance(gw, uniqueNumber()),
+      await connectedInstance(gw, uniqueNumber()),
+    ];
     const spread = await createGroup(gw, members, { policy: 'round-robin', sticky: false });
     const served: string[] = [];
     for (let i = 0; i < 6; i++) {
@@ -210,12 +243,16 @@ describe('sending through a failover group on the sandbox', () => {
     const recipient = uniqueNumber();
     const first = await gw.api('POST', '/api/v1/send/text', { key: sticky.token, body: { number: recipient, text: 's0' } });
     for (let i = 1; i < 4; i++) {
-      expect((await gw.api('POST', '/api/v1/send/text', { key: sticky.token, body: { number: recipient, text: `s${i}` } })).body.instanceId).toBe(first.body.instanceId);
+      expect(
+        (await gw.api('POST', '/api/v1/send/text', { key: sticky.token, body: { number: recipient, text: `s${i}` } })).body.instanceId,
+      ).toBe(first.body.instanceId);
     }
 
     const least = await createGroup(gw, members, { policy: 'least-loaded', sticky: false });
     const parallel = await Promise.all(
-      Array.from({ length: 9 }, (_, i) => gw.api('POST', '/api/v1/send/text', { key: least.token, body: { number: uniqueNumber(), text: `ll-${i}` } })),
+      Array.from({ length: 9 }, (_, i) =>
+        gw.api('POST', '/api/v1/send/text', { key: least.token, body: { number: uniqueNumber(), text: `ll-${i}` } }),
+      ),
     );
     expect(parallel.every((r) => r.status === 200)).toBe(true);
     expect(new Set(parallel.map((r) => r.body.instanceId)).size).toBeGreaterThan(1);
@@ -230,21 +267,33 @@ describe('sending through a failover group on the sandbox', () => {
     const group = await createGroup(gw, members, { webhookUrl: receiver.url });
     receiver.setSecret(group.webhookSecret);
 
-    const sent = await gw.api('POST', '/api/v1/send/text', { key: group.token, body: { number: uniqueNumber(), text: 'to the group hook' } });
+    const sent = await gw.api('POST', '/api/v1/send/text', {
+      key: group.token,
+      body: { number: uniqueNumber(), text: 'to the group hook' },
+    });
     expect(sent.status).toBe(200);
     const contact = uniqueNumber();
-    await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from: contact, to: members[1]!.number, text: 'hello second member' } });
+    await gw.api('POST', '/api/v1/sandbox/messages', {
+      key: gw.adminKey,
+      body: { from: contact, to: members[1]!.number, text: 'hello second member' },
+    });
 
     // Both events, and the one answered 500 a second time.
     await waitFor(
-      () => (receiver.events('SEND_MESSAGE').length >= 1 && receiver.events('MESSAGE').length >= 1 && receiver.requests.length >= 3 ? true : undefined),
+      () =>
+        receiver.events('SEND_MESSAGE').length >= 1 && receiver.events('MESSAGE').length >= 1 && receiver.requests.length >= 3
+          ? true
+          : undefined,
       10_000,
       'group webhook events',
     );
     const send = receiver.events('SEND_MESSAGE')[0];
     expect(send.instanceId).toBe(sent.body.instanceId);
     expect(send.data.key.id).toBe(sent.body.key.id);
-    expect(receiver.events('MESSAGE')[0]).toMatchObject({ instanceId: members[1]!.id, data: { message: { conversation: 'hello second member' } } });
+    expect(receiver.events('MESSAGE')[0]).toMatchObject({
+      instanceId: members[1]!.id,
+      data: { message: { conversation: 'hello second member' } },
+    });
     // The first answer was 500: the same event came again (same eventId), and every request was signed with the group secret.
     expect(receiver.requests.length).toBeGreaterThanOrEqual(3);
     expect(receiver.requests.every((r) => r.signatureValid)).toBe(true);
@@ -263,17 +312,28 @@ describe('sending through a failover group on the sandbox', () => {
     receiver.defaultStatus = 503;
     const group = await createGroup(gw, [member], { webhookUrl: receiver.url });
     receiver.setSecret(group.webhookSecret);
-    const sent = await gw.api('POST', '/api/v1/send/text', { key: group.token, body: { number: uniqueNumber(), text: 'will be a dead letter' } });
+    const sent = await gw.api('POST', '/api/v1/send/text', {
+      key: group.token,
+      body: { number: uniqueNumber(), text: 'will be a dead letter' },
+    });
     expect(sent.status).toBe(200);
 
-    const letter = await waitFor(async () => {
-      const list = await gw.api('GET', `/api/v1/instance/webhook-dead-letters/${member.id}`, { key: gw.adminKey });
-      return list.body.items.find((l: any) => l.eventId && l.payload.data.key?.id === sent.body.key.id);
-    }, 10_000, 'the dead letter');
+    const letter = await waitFor(
+      async () => {
+        const list = await gw.api('GET', `/api/v1/instance/webhook-dead-letters/${member.id}`, { key: gw.adminKey });
+        return list.body.items.find((l: any) => l.eventId && l.payload.data.key?.id === sent.body.key.id);
+      },
+      10_000,
+      'the dead letter',
+    );
     expect(receiver.requests.length).toBe(3);
     receiver.defaultStatus = 200;
     // The member's own webhook had the event once, by its own lane.
-    await waitFor(() => (own.requests.some((r) => r.json?.eventId === letter.eventId) ? true : undefined), 10_000, 'the own webhook delivery');
+    await waitFor(
+      () => (own.requests.some((r) => r.json?.eventId === letter.eventId) ? true : undefined),
+      10_000,
+      'the own webhook delivery',
+    );
     const retried = await gw.api('POST', `/api/v1/instance/webhook-dead-letters/retry/${letter.id}`, { key: gw.adminKey });
     expect(retried.body).toMatchObject({ delivered: true });
     const last = receiver.requests.at(-1)!;
@@ -296,7 +356,9 @@ describe('sending through a failover group on the sandbox', () => {
 
     gw = await startGateway({ dataDir, env: { SANDBOX_RECONNECT_DELAY_MS: '60000' } });
     // The first member came back with the restart; the recipient stays with the second.
-    await waitFor(async () => ((await gw.api('GET', '/api/v1/instance/status', { key: first.token })).body.status === 'CONNECTED' ? true : undefined));
+    await waitFor(async () =>
+      (await gw.api('GET', '/api/v1/instance/status', { key: first.token })).body.status === 'CONNECTED' ? true : undefined,
+    );
     const again = await gw.api('POST', '/api/v1/send/text', { key: group.token, body: { number: recipient, text: 'after' } });
     expect(again.status).toBe(200);
     expect(again.body.instanceId).toBe(second.id);
@@ -320,23 +382,37 @@ describe('failover groups across an active/standby handover (PostgreSQL)', () =>
       // Created after the standby started: it has never read this group.
       const group = await createGroup(first, [member], { webhookUrl: receiver.url });
       receiver.setSecret(group.webhookSecret);
-      const sent = await first.api('POST', '/api/v1/send/text', { key: group.token, body: { number: uniqueNumber(), text: 'before the handover' } });
+      const sent = await first.api('POST', '/api/v1/send/text', {
+        key: group.token,
+        body: { number: uniqueNumber(), text: 'before the handover' },
+      });
       expect(sent.status).toBe(200);
       await waitFor(() => (receiver.requests.length > 0 ? true : undefined), 10_000, 'a failed attempt');
       await first.stop();
 
       receiver.defaultStatus = 200;
-      await waitFor(async () => ((await second.api('GET', '/api/v1/server/ok')).body.role === 'active' ? true : undefined), 10_000, 'the standby taking over');
+      await waitFor(
+        async () => ((await second.api('GET', '/api/v1/server/ok')).body.role === 'active' ? true : undefined),
+        10_000,
+        'the standby taking over',
+      );
       const delivered = await waitFor(
         () => receiver.requests.find((r, i) => i > 0 && r.json?.data?.key?.id === sent.body.key.id),
         15_000,
         'the waiting group webhook event delivered by the new active process',
       );
       expect(delivered.signatureValid).toBe(true);
-      const after = await waitFor(async () => {
-        const res = await second.api('POST', '/api/v1/send/text', { key: group.token, body: { number: uniqueNumber(), text: 'after the handover' } });
-        return res.status === 200 ? res : undefined;
-      }, 10_000, 'a group send on the new active process');
+      const after = await waitFor(
+        async () => {
+          const res = await second.api('POST', '/api/v1/send/text', {
+            key: group.token,
+            body: { number: uniqueNumber(), text: 'after the handover' },
+          });
+          return res.status === 200 ? res : undefined;
+        },
+        10_000,
+        'a group send on the new active process',
+      );
       expect(after.body.instanceId).toBe(member.id);
     } finally {
       await first.stop();

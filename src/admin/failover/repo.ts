@@ -48,7 +48,11 @@ export class FailoverRepo {
 
   async tokens(): Promise<GroupToken[]> {
     const rows = await this.db.selectFrom('failover_group_tokens').selectAll().execute();
-    return rows.map((row) => ({ hash: row.hash, groupId: row.group_id, validUntil: row.valid_until === null ? null : Number(row.valid_until) }));
+    return rows.map((row) => ({
+      hash: row.hash,
+      groupId: row.group_id,
+      validUntil: row.valid_until === null ? null : Number(row.valid_until),
+    }));
   }
 
   async insert(group: GroupRecord, tokenHash: string): Promise<void> {
@@ -67,8 +71,14 @@ export class FailoverRepo {
           updated_at: group.updatedAt,
         })
         .execute();
-      await trx.insertInto('failover_group_members').values(group.members.map((instanceId, position) => ({ group_id: group.id, instance_id: instanceId, position }))).execute();
-      await trx.insertInto('failover_group_tokens').values({ hash: tokenHash, group_id: group.id, valid_until: null, created_at: group.createdAt }).execute();
+      await trx
+        .insertInto('failover_group_members')
+        .values(group.members.map((instanceId, position) => ({ group_id: group.id, instance_id: instanceId, position })))
+        .execute();
+      await trx
+        .insertInto('failover_group_tokens')
+        .values({ hash: tokenHash, group_id: group.id, valid_until: null, created_at: group.createdAt })
+        .execute();
     });
   }
 
@@ -88,7 +98,10 @@ export class FailoverRepo {
         .where('id', '=', group.id)
         .execute();
       await trx.deleteFrom('failover_group_members').where('group_id', '=', group.id).execute();
-      await trx.insertInto('failover_group_members').values(group.members.map((instanceId, position) => ({ group_id: group.id, instance_id: instanceId, position }))).execute();
+      await trx
+        .insertInto('failover_group_members')
+        .values(group.members.map((instanceId, position) => ({ group_id: group.id, instance_id: instanceId, position })))
+        .execute();
     });
   }
 
@@ -104,8 +117,16 @@ export class FailoverRepo {
   async rotateToken(groupId: string, newHash: string, graceUntil: number, now: number): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('failover_group_tokens').where('group_id', '=', groupId).where('valid_until', '<=', now).execute();
-      await trx.updateTable('failover_group_tokens').set({ valid_until: graceUntil }).where('group_id', '=', groupId).where('valid_until', 'is', null).execute();
-      await trx.insertInto('failover_group_tokens').values({ hash: newHash, group_id: groupId, valid_until: null, created_at: now }).execute();
+      await trx
+        .updateTable('failover_group_tokens')
+        .set({ valid_until: graceUntil })
+        .where('group_id', '=', groupId)
+        .where('valid_until', 'is', null)
+        .execute();
+      await trx
+        .insertInto('failover_group_tokens')
+        .values({ hash: newHash, group_id: groupId, valid_until: null, created_at: now })
+        .execute();
     });
   }
 

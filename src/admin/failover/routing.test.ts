@@ -51,7 +51,13 @@ async function setup(scores: Record<string, number>) {
   return { service, caller, message, all };
 }
 
-const sent = (member: Instance): SendResult => ({ instanceId: member.id, key: { remoteJid: 'x@s.whatsapp.net', fromMe: true, id: 'ID' }, message: {}, messageTimestamp: 1, status: 'SENT' });
+const sent = (member: Instance): SendResult => ({
+  instanceId: member.id,
+  key: { remoteJid: 'x@s.whatsapp.net', fromMe: true, id: 'ID' },
+  message: {},
+  messageTimestamp: 1,
+  status: 'SENT',
+});
 
 describe('failover send router', () => {
   it('tries the next member when a send was refused before it reached the network', async () => {
@@ -97,7 +103,12 @@ describe('failover send router', () => {
   it('refuses group tokens outside /send/*', async () => {
     const { service } = await setup({ a: 100 });
     const { token } = await service.create({ name: 'h', members: ['a'] });
-    await expect(service.resolve(token, { routeOptions: { url: '/api/v1/chat/list' } } as FastifyRequest)).rejects.toMatchObject({ status: 403, code: 'group_token_send_only' });
-    expect(await service.resolve('wgt_not-a-group-token', { routeOptions: { url: '/api/v1/send/text' } } as FastifyRequest)).toBeUndefined();
+    await expect(service.resolve(token, { routeOptions: { url: '/api/v1/chat/list' } } as FastifyRequest)).rejects.toMatchObject({
+      status: 403,
+      code: 'group_token_send_only',
+    });
+    expect(
+      await service.resolve('wgt_not-a-group-token', { routeOptions: { url: '/api/v1/send/text' } } as FastifyRequest),
+    ).toBeUndefined();
   });
 });

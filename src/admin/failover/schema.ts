@@ -3,7 +3,11 @@ import { Health, Status } from '../../instances/schema.js';
 
 export const POLICIES = ['priority', 'round-robin', 'least-loaded'] as const;
 
-const GroupName = Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'Unique; 1 to 64 letters, digits, `-`, `_` or `.`.', examples: ['sales-numbers'] });
+const GroupName = Type.String({
+  pattern: '^[A-Za-z0-9._-]{1,64}$',
+  description: 'Unique; 1 to 64 letters, digits, `-`, `_` or `.`.',
+  examples: ['sales-numbers'],
+});
 const Members = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
   minItems: 1,
   maxItems: 100,
@@ -11,17 +15,25 @@ const Members = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
   description: 'Instance ids, in priority order (the `priority` policy tries the first eligible one first).',
 });
 const Policy = Type.Enum(POLICIES, {
-  description: '`priority`: the first eligible member in `members` order. `round-robin`: eligible members in turn. `least-loaded`: the eligible member with the fewest group sends in flight, then the fewest in the last minute.',
+  description:
+    '`priority`: the first eligible member in `members` order. `round-robin`: eligible members in turn. `least-loaded`: the eligible member with the fewest group sends in flight, then the fewest in the last minute.',
 });
 const MinHealth = Type.Integer({ minimum: 0, maximum: 100, description: 'Members with a lower health score are not used (default 50).' });
-const Sticky = Type.Boolean({ description: 'A recipient keeps the member that last served it while that member is eligible (default true).' });
+const Sticky = Type.Boolean({
+  description: 'A recipient keeps the member that last served it while that member is eligible (default true).',
+});
 const WebhookUrl = Type.String({
   pattern: '^https?://[^\\s]+$',
   format: 'uri',
   maxLength: 2048,
-  description: 'Receives the events of every member, signed (`X-Webhook-Signature`) with the group\'s `webhookSecret`, with the retries and dead letters of instance webhooks.',
+  description:
+    "Receives the events of every member, signed (`X-Webhook-Signature`) with the group's `webhookSecret`, with the retries and dead letters of instance webhooks.",
 });
-const WebhookSecret = Type.String({ minLength: 16, maxLength: 256, description: 'HMAC-SHA256 key of the group webhook. Write-only: shown once at creation (generated when omitted).' });
+const WebhookSecret = Type.String({
+  minLength: 16,
+  maxLength: 256,
+  description: 'HMAC-SHA256 key of the group webhook. Write-only: shown once at creation (generated when omitted).',
+});
 
 export const CreateGroupBody = Type.Object(
   {
@@ -49,7 +61,10 @@ export const UpdateGroupBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 
-export const GroupParams = Type.Object({ groupId: Type.String({ minLength: 1, maxLength: 64, description: 'The groupId given at creation.' }) }, { additionalProperties: false });
+export const GroupParams = Type.Object(
+  { groupId: Type.String({ minLength: 1, maxLength: 64, description: 'The groupId given at creation.' }) },
+  { additionalProperties: false },
+);
 
 export const CreatedGroup = Type.Object({
   groupId: Type.String(),
@@ -59,7 +74,10 @@ export const CreatedGroup = Type.Object({
   minHealth: MinHealth,
   sticky: Sticky,
   webhookUrl: Type.Union([Type.String(), Type.Null()]),
-  token: Type.String({ description: 'The group token (`wgg_…`): the `apikey` of every /send/* route for the group. Shown only here; only its SHA-256 is stored.' }),
+  token: Type.String({
+    description:
+      'The group token (`wgg_…`): the `apikey` of every /send/* route for the group. Shown only here; only its SHA-256 is stored.',
+  }),
   webhookSecret: Type.String({ description: 'The group webhook signing secret. Shown only here.' }),
   createdAt: Type.String({ format: 'date-time' }),
 });
@@ -81,7 +99,9 @@ export const GroupView = Type.Object({
   sticky: Sticky,
   webhookUrl: Type.Union([Type.String(), Type.Null()]),
   members: Type.Array(MemberView, { description: 'In priority order, with their health and eligibility.' }),
-  serving: Type.Union([Type.String(), Type.Null()], { description: 'The instanceId of the member that takes the next send; null when none is eligible (sends get 503).' }),
+  serving: Type.Union([Type.String(), Type.Null()], {
+    description: 'The instanceId of the member that takes the next send; null when none is eligible (sends get 503).',
+  }),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
 });

@@ -38,6 +38,11 @@ export class GroupWebhookSink implements DurableSink {
     if (!group?.webhookUrl) return { ok: false, status: null, error: 'the failover group has no webhookUrl (or is deleted)' };
     // The instance webhook's POST and signature, aimed at the group's URL with the group's secret.
     // Only the admin key sets a group's URL, so it may reach a private receiver (docs/channels.md).
-    return this.webhook.post(entry, { ...instance, webhookUrl: group.webhookUrl, webhookAdminSet: true, webhookSecret: group.webhookSecret });
+    return this.webhook.post(entry, {
+      ...instance,
+      webhookUrl: group.webhookUrl,
+      webhookAdminSet: true,
+      webhookSecret: group.webhookSecret,
+    });
   }
 }

@@ -1,15 +1,28 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebhookReceiver } from '../../../test/support/receiver.js';
-import { DIALECTS, connectedInstance, createInstance, startGateway, uniqueNumber, waitFor, type TestGateway, type TestInstance } from '../../../test/support/gateway.js';
+import {
+  DIALECTS,
+  connectedInstance,
+  createInstance,
+  startGateway,
+  uniqueNumber,
+  waitFor,
+  type TestGateway,
+  type TestInstance,
+} from '../../../test/support/gateway.js';
 
 async function incoming(gw: TestGateway, to: TestInstance, count: number) {
   const contact = uniqueNumber();
   for (let i = 0; i < count; i += 1) {
-    expect((await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from: contact, to: to.number, text: `hello ${i}` } })).status).toBe(200);
+    expect(
+      (await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from: contact, to: to.number, text: `hello ${i}` } }))
+        .status,
+    ).toBe(200);
   }
 }
 
-const admin = (gw: TestGateway, method: string, route: string, body?: unknown) => gw.api(method, `/api/v1${route}`, { key: gw.adminKey, ...(body === undefined ? {} : { body }) });
+const admin = (gw: TestGateway, method: string, route: string, body?: unknown) =>
+  gw.api(method, `/api/v1${route}`, { key: gw.adminKey, ...(body === undefined ? {} : { body }) });
 
 describe.each(DIALECTS)('/admin overview and bulk operations on %s', (dialect) => {
   let failing: WebhookReceiver;
@@ -41,7 +54,11 @@ describe.each(DIALECTS)('/admin overview and bulk operations on %s', (dialect) =
     for (let i = 0; i < 3; i += 1) {
       expect((await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: b.number, text: `to b ${i}` } })).status).toBe(200);
     }
-    await waitFor(async () => ((await admin(gw, 'GET', '/admin/dead-letters')).body.total === 8 ? true : undefined), 15_000, 'eight dead letters');
+    await waitFor(
+      async () => ((await admin(gw, 'GET', '/admin/dead-letters')).body.total === 8 ? true : undefined),
+      15_000,
+      'eight dead letters',
+    );
 
     const stats = await admin(gw, 'GET', '/admin/stats');
     expect(stats.status).toBe(200);
@@ -59,7 +76,9 @@ describe.each(DIALECTS)('/admin overview and bulk operations on %s', (dialect) =
 
     // Bulk retry with a filter: a's three go out once the receiver accepts; b's stay.
     failing.defaultStatus = 200;
-    expect((await admin(gw, 'POST', '/admin/dead-letters/retry', {})).body).toMatchObject({ error: expect.stringContaining('needs at least one filter') });
+    expect((await admin(gw, 'POST', '/admin/dead-letters/retry', {})).body).toMatchObject({
+      error: expect.stringContaining('needs at least one filter'),
+    });
     const retried = await admin(gw, 'POST', '/admin/dead-letters/retry', { instanceId: a.id });
     expect(retried.body).toMatchObject({ matched: 3, delivered: 3, failed: 0 });
     const accepted = failing.requests.filter((r) => r.json?.instanceId === a.id);
@@ -77,10 +96,14 @@ describe.each(DIALECTS)('/admin overview and bulk operations on %s', (dialect) =
     slow.delayMs = 1500;
     const c = await connectedInstance(gw, uniqueNumber(), { webhookUrl: slow.url, webhookEvents: ['MESSAGE'] });
     await incoming(gw, c, 3);
-    const backlog = await waitFor(async () => {
-      const res = await admin(gw, 'GET', `/admin/outbox?channel=webhook&instanceId=${c.id}`);
-      return res.body.items[0]?.pending === 3 ? res.body : undefined;
-    }, 10_000, 'backlog of three');
+    const backlog = await waitFor(
+      async () => {
+        const res = await admin(gw, 'GET', `/admin/outbox?channel=webhook&instanceId=${c.id}`);
+        return res.body.items[0]?.pending === 3 ? res.body : undefined;
+      },
+      10_000,
+      'backlog of three',
+    );
     expect(backlog).toMatchObject({ total: 1, items: [{ channel: 'webhook', instanceId: c.id, pending: 3, maxAttempts: 0 }] });
     expect((await admin(gw, 'GET', '/admin/stats')).body.pendingByChannel.webhook).toBeGreaterThanOrEqual(1);
     slow.delayMs = 0;
@@ -92,11 +115,23 @@ describe.each(DIALECTS)('/admin overview and bulk operations on %s', (dialect) =
     expect(all.body).toMatchObject({ matched: 4, done: 3, skipped: 1, failed: 0 });
     expect(all.body.results.find((r: any) => r.instanceId === unlinked.id)).toMatchObject({ outcome: 'skipped' });
     for (const inst of [a, b, c]) {
-      await waitFor(async () => ((await gw.api('GET', '/api/v1/instance/status', { key: inst.token })).body.status === 'CONNECTED' ? true : undefined), 10_000, 'back connected');
+      await waitFor(
+        async () => ((await gw.api('GET', '/api/v1/instance/status', { key: inst.token })).body.status === 'CONNECTED' ? true : undefined),
+        10_000,
+        'back connected',
+      );
     }
-    const restarted = await admin(gw, 'POST', '/admin/instances/reconnect', { ids: [a.id, 'missing'], network: 'sandbox', mode: 'restart' });
+    const restarted = await admin(gw, 'POST', '/admin/instances/reconnect', {
+      ids: [a.id, 'missing'],
+      network: 'sandbox',
+      mode: 'restart',
+    });
     expect(restarted.body).toMatchObject({ matched: 2, done: 1, skipped: 1 });
-    await waitFor(async () => ((await gw.api('GET', '/api/v1/instance/status', { key: a.token })).body.status === 'CONNECTED' ? true : undefined), 10_000, 'a connected after restart');
+    await waitFor(
+      async () => ((await gw.api('GET', '/api/v1/instance/status', { key: a.token })).body.status === 'CONNECTED' ? true : undefined),
+      10_000,
+      'a connected after restart',
+    );
     const filtered = await admin(gw, 'POST', '/admin/instances/reconnect', { status: ['LOGGED_OUT'] });
     expect(filtered.body).toMatchObject({ matched: 0 });
   });

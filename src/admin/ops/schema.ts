@@ -23,7 +23,9 @@ const IsoTime = Type.String({ format: 'date-time', description: 'ISO 8601 time.'
 
 export const OutboxQuery = PagedQuery({
   instanceId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-  channel: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Delivery channel: `webhook`, `amqp`, `redis`, `nats`, `mqtt`, ...' })),
+  channel: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 64, description: 'Delivery channel: `webhook`, `amqp`, `redis`, `nats`, `mqtt`, ...' }),
+  ),
 });
 
 export const OutboxLane = Type.Object({
@@ -48,12 +50,19 @@ const filterFields = {
   event: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
   since: Type.Optional(IsoTime),
   until: Type.Optional(IsoTime),
-  ids: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 1000, description: 'Dead-letter ids.' })),
+  ids: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 1000, description: 'Dead-letter ids.' }),
+  ),
   all: Type.Optional(Type.Boolean({ description: 'Required (true) when no other filter is given.' })),
 };
 
 export const DeadLetterRetryBody = Type.Object(
-  { ...filterFields, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'At most this many are resent per call, oldest first.' })) },
+  {
+    ...filterFields,
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'At most this many are resent per call, oldest first.' }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -85,7 +94,8 @@ export const ReconnectManyBody = Type.Object(
     mode: Type.Optional(
       Type.Union([Type.Literal('reconnect'), Type.Literal('restart')], {
         default: 'reconnect',
-        description: '`reconnect` drops the connection and connects again; `restart` also rebuilds the session (driver state) before connecting.',
+        description:
+          '`reconnect` drops the connection and connects again; `restart` also rebuilds the session (driver state) before connecting.',
       }),
     ),
   },

@@ -143,7 +143,8 @@ export class AdminOpsService {
 
   private async select(input: ReconnectManyInput): Promise<{ targets: Instance[]; missing: string[] }> {
     const matches = (instance: Instance) =>
-      (input.status === undefined || input.status.includes(instance.status)) && (input.network === undefined || input.network === instance.network);
+      (input.status === undefined || input.status.includes(instance.status)) &&
+      (input.network === undefined || input.network === instance.network);
     if (input.ids) {
       const ids = [...new Set(input.ids)];
       const found = await Promise.all(ids.map((id) => this.deps.instances.find(id)));

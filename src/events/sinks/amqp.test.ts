@@ -73,53 +73,81 @@ describe('RabbitMQ channel', () => {
     await rabbit.close();
   });
 
-  it('delivers a burst of 1,000 to the global and per-instance queues in order, across a server-side connection close', { timeout: 60_000 }, async () => {
-    const prefix = newPrefix();
-    const names = amqpNames(prefix);
-    const gw = await startGateway({ env: { QUEUE_BROKER_URL: RABBIT_URL, QUEUE_BROKER_PREFIX: prefix, ...FAST_RETRY } });
-    gateways.push(gw);
-    const a = await createInstance(gw);
-    const b = await createInstance(gw);
-    await waitFor(async () => ((await channelHealth(gw, 'amqp'))?.up ? true : undefined), 15_000, 'amqp channel up');
+  it(
+    'delivers a burst of 1,000 to the global and per-instance queues in order, across a server-side connection close',
+    { timeout: 60_000 },
+    async () => {
+      const prefix = newPrefix();
+      const names = amqpNames(prefix);
+      const gw = await startGateway({ env: { QUEUE_BROKER_URL: RABBIT_URL, QUEUE_BROKER_PREFIX: prefix, ...FAST_RETRY } });
+      gateways.push(gw);
+      const a = await createInstance(gw);
+      const b = await createInstance(gw);
+      await waitFor(async () => ((await channelHealth(gw, 'amqp'))?.up ? true : undefined), 15_000, 'amqp channel up');
 
-    const global = consume(names.globalQueue);
-    const ofA = consume(names.instanceQueue(a.id));
-    const ofB = consume(names.instanceQueue(b.id));
-    await waitFor(() => (consumers.every((c) => c.consumerTag) ? true : undefined), 10_000, 'consumers ready');
+      const global = consume(names.globalQueue);
+      const ofA = consume(names.instanceQueue(a.id));
+      const ofB = consume(names.instanceQueue(b.id));
+      await waitFor(() => (consumers.every((c) => c.consumerTag) ? true : undefined), 10_000, 'consumers ready');
 
-    const burst = publishBurst(gw, [a.id, b.id], 1000, { chunk: 25, gapMs: 40 });
-    await waitFor(() => (distinctCount(global.map((r) => r.envelope)) >= 250 ? true : undefined), 30_000, '250 events');
-    expect(distinctCount(global.map((r) => r.envelope))).toBeLessThan(1000);
-    expect(await closeRabbitConnections(prefix)).toBeGreaterThanOrEqual(1);
-    await burst;
+      const burst = publishBurst(gw, [a.id, b.id], 1000, { chunk: 25, gapMs: 40 });
+      await waitFor(() => (distinctCount(global.map((r) => r.envelope)) >= 250 ? true : undefined), 30_000, '250 events');
+      expect(distinctCount(global.map((r) => r.envelope))).toBeLessThan(1000);
+      expect(await closeRabbitConnections(prefix)).toBeGreaterThanOrEqual(1);
+      await burst;
 
-    await waitFor(() => (distinctCount(global.map((r) => r.envelope)) === 1000 ? true : undefined), 40_000, 'all 1,000 on the global queue');
-    await waitFor(() => (distinctCount(ofA.map((r) => r.envelope)) === 500 && distinctCount(ofB.map((r) => r.envelope)) === 500 ? true : undefined), 20_000, 'all events on the instance queues');
-    const perInstance = new Map([[a.id, 500], [b.id, 500]]);
-    expectEveryEventInOrder(global.map((r) => r.envelope), perInstance);
-    expectEveryEventInOrder(ofA.map((r) => r.envelope), new Map([[a.id, 500]]));
-    expectEveryEventInOrder(ofB.map((r) => r.envelope), new Map([[b.id, 500]]));
-    await waitFor(async () => ((await pendingFor(gw, 'amqp')).rows === 0 ? true : undefined), 10_000, 'outbox drained');
-    // The server-side close may come after the last publish; the client reconnects on its own.
-    await waitFor(async () => ((await channelHealth(gw, 'amqp'))?.up ? true : undefined), 15_000, 'amqp reconnected');
-    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
-    expect(metrics).toMatch(/^waygate_channel_up\{channel="amqp"\} 1$/m);
+      await waitFor(
+        () => (distinctCount(global.map((r) => r.envelope)) === 1000 ? true : undefined),
+        40_000,
+        'all 1,000 on the global queue',
+      );
+      await waitFor(
+        () => (distinctCount(ofA.map((r) => r.envelope)) === 500 && distinctCount(ofB.map((r) => r.envelope)) === 500 ? true : undefined),
+        20_000,
+        'all events on the instance queues',
+      );
+      const perInstance = new Map([
+        [a.id, 500],
+        [b.id, 500],
+      ]);
+      expectEveryEventInOrder(
+        global.map((r) => r.envelope),
+        perInstance,
+      );
+      expectEveryEventInOrder(
+        ofA.map((r) => r.envelope),
+        new Map([[a.id, 500]]),
+      );
+      expectEveryEventInOrder(
+        ofB.map((r) => r.envelope),
+        new Map([[b.id, 500]]),
+      );
+      await waitFor(async () => ((await pendingFor(gw, 'amqp')).rows === 0 ? true : undefined), 10_000, 'outbox drained');
+      // The server-side close may come after the last publish; the client reconnects on its own.
+      await waitFor(async () => ((await channelHealth(gw, 'amqp'))?.up ? true : undefined), 15_000, 'amqp reconnected');
+      const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+      expect(metrics).toMatch(/^waygate_channel_up\{channel="amqp"\} 1$/m);
 
-    // The body is the webhook's envelope (JSON, same fields and order); properties carry id, type and persistence.
-    const first = global.find((r) => r.envelope.instanceId === a.id)!;
-    const stored = await gw.storage.db.selectFrom('outbox').select('body').where('event_id', '=', first.envelope.eventId).executeTakeFirstOrThrow();
-    expect(JSON.stringify(first.envelope)).toBe(stored.body);
-    expect(first.message).toMatchObject({
-      exchange: names.exchange,
-      routingKey: `${a.id}.MESSAGE`,
-      messageId: first.envelope.eventId,
-      type: 'MESSAGE',
-      contentType: 'application/json',
-      durable: true,
-      headers: { 'x-event-id': first.envelope.eventId, 'x-event': 'MESSAGE', 'x-instance-id': a.id, 'x-instance-name': a.name },
-    });
-    expect(first.envelope).toMatchObject({ event: 'MESSAGE', instanceId: a.id, instanceName: a.name, data: { n: 0 } });
-  });
+      // The body is the webhook's envelope (JSON, same fields and order); properties carry id, type and persistence.
+      const first = global.find((r) => r.envelope.instanceId === a.id)!;
+      const stored = await gw.storage.db
+        .selectFrom('outbox')
+        .select('body')
+        .where('event_id', '=', first.envelope.eventId)
+        .executeTakeFirstOrThrow();
+      expect(JSON.stringify(first.envelope)).toBe(stored.body);
+      expect(first.message).toMatchObject({
+        exchange: names.exchange,
+        routingKey: `${a.id}.MESSAGE`,
+        messageId: first.envelope.eventId,
+        type: 'MESSAGE',
+        contentType: 'application/json',
+        durable: true,
+        headers: { 'x-event-id': first.envelope.eventId, 'x-event': 'MESSAGE', 'x-instance-id': a.id, 'x-instance-name': a.name },
+      });
+      expect(first.envelope).toMatchObject({ event: 'MESSAGE', instanceId: a.id, instanceName: a.name, data: { n: 0 } });
+    },
+  );
 
   it('starts with an unreachable broker, reports the channel down, keeps retrying and loses nothing', { timeout: 60_000 }, async () => {
     const prefix = newPrefix();
@@ -131,10 +159,14 @@ describe('RabbitMQ channel', () => {
     gateways.push(gw);
     try {
       const a = await createInstance(gw);
-      const health = await waitFor(async () => {
-        const h = await channelHealth(gw, 'amqp');
-        return h && !h.up && h.detail !== 'connecting' ? h : undefined;
-      }, 15_000, 'amqp reported down with a reason');
+      const health = await waitFor(
+        async () => {
+          const h = await channelHealth(gw, 'amqp');
+          return h && !h.up && h.detail !== 'connecting' ? h : undefined;
+        },
+        15_000,
+        'amqp reported down with a reason',
+      );
       expect(health.detail).toMatch(/ECONNREFUSED|connect/i);
       expect(await (await fetch(`${gw.url}/metrics`)).text()).toMatch(/^waygate_channel_up\{channel="amqp"\} 0$/m);
 
@@ -146,7 +178,10 @@ describe('RabbitMQ channel', () => {
       const global = consume(amqpNames(prefix).globalQueue);
       await proxy.start();
       await waitFor(() => (distinctCount(global.map((r) => r.envelope)) === 20 ? true : undefined), 40_000, 'the 20 stored events');
-      expectEveryEventInOrder(global.map((r) => r.envelope), new Map([[a.id, 20]]));
+      expectEveryEventInOrder(
+        global.map((r) => r.envelope),
+        new Map([[a.id, 20]]),
+      );
       await waitFor(async () => ((await channelHealth(gw, 'amqp'))?.up ? true : undefined), 10_000, 'amqp reported up');
       await waitFor(async () => ((await pendingFor(gw, 'amqp')).rows === 0 ? true : undefined), 10_000, 'outbox drained');
     } finally {

@@ -45,7 +45,11 @@ describe('channel settings', () => {
 
   it('uses the lightweight broker for the relay when Redis does not carry events', async () => {
     const port = await freePort();
-    const channels = await createChannels(loadConfig({ LIGHT_BROKER_URL: `mqtt://127.0.0.1:${port}`, KV_STORE_URL: `redis://127.0.0.1:${port}` }), log, nowhere);
+    const channels = await createChannels(
+      loadConfig({ LIGHT_BROKER_URL: `mqtt://127.0.0.1:${port}`, KV_STORE_URL: `redis://127.0.0.1:${port}` }),
+      log,
+      nowhere,
+    );
     try {
       expect(channels.durable.map((s) => s.name)).toEqual(['mqtt']);
       expect(channels.live.map((s) => s.name)).toEqual(['relay']);

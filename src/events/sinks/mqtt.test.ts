@@ -22,8 +22,6 @@ import {
 } from '../../../test/support/brokers.js';
 import { mqttNames } from './mqtt.js';
 
-
-
 function mqttEnv(broker: BrokerProcess, prefix: string): Record<string, string> {
   return { LIGHT_BROKER_URL: `mqtt://${broker.url}`, LIGHT_BROKER_PREFIX: prefix, ...FAST_RETRY };
 }
@@ -96,14 +94,27 @@ describe('MQTT channel', () => {
 
       await waitFor(() => (distinctCount(envelopes()) === 1000 ? true : undefined), 40_000, 'all 1,000 events');
       await waitFor(() => (distinctCount(ofA.received.map((r) => r.envelope)) === 500 ? true : undefined), 20_000, "all of a's events");
-      expectEveryEventInOrder(envelopes(), new Map([[a.id, 500], [b.id, 500]]));
-      expectEveryEventInOrder(ofA.received.map((r) => r.envelope), new Map([[a.id, 500]]));
+      expectEveryEventInOrder(
+        envelopes(),
+        new Map([
+          [a.id, 500],
+          [b.id, 500],
+        ]),
+      );
+      expectEveryEventInOrder(
+        ofA.received.map((r) => r.envelope),
+        new Map([[a.id, 500]]),
+      );
       await waitFor(async () => ((await pendingFor(gw, 'mqtt')).rows === 0 ? true : undefined), 10_000, 'outbox drained');
 
       const first = all.received.find((r) => r.envelope.instanceId === b.id)!;
       expect(first.topic).toBe(names.topic(b.id, 'MESSAGE'));
       expect(first.userProperties).toEqual({ eventId: first.envelope.eventId, event: 'MESSAGE', instanceId: b.id });
-      const stored = await gw.storage.db.selectFrom('outbox').select('body').where('event_id', '=', first.envelope.eventId).executeTakeFirstOrThrow();
+      const stored = await gw.storage.db
+        .selectFrom('outbox')
+        .select('body')
+        .where('event_id', '=', first.envelope.eventId)
+        .executeTakeFirstOrThrow();
       expect(JSON.stringify(first.envelope)).toBe(stored.body);
     } finally {
       await gw.stop();
@@ -122,10 +133,14 @@ describe('MQTT channel', () => {
     const gw = await startGateway({ env: mqttEnv(late, prefix) });
     try {
       const a = await createInstance(gw);
-      const health = await waitFor(async () => {
-        const h = await channelHealth(gw, 'mqtt');
-        return h && !h.up && h.detail !== 'connecting' ? h : undefined;
-      }, 15_000, 'mqtt reported down with a reason');
+      const health = await waitFor(
+        async () => {
+          const h = await channelHealth(gw, 'mqtt');
+          return h && !h.up && h.detail !== 'connecting' ? h : undefined;
+        },
+        15_000,
+        'mqtt reported down with a reason',
+      );
       expect(health.detail).toMatch(/ECONNREFUSED|disconnected/);
 
       await publishBurst(gw, [a.id], 20);
@@ -134,7 +149,10 @@ describe('MQTT channel', () => {
 
       await late.start();
       await waitFor(() => (distinctCount(all.received.map((r) => r.envelope)) === 20 ? true : undefined), 30_000, 'the 20 stored events');
-      expectEveryEventInOrder(all.received.map((r) => r.envelope), new Map([[a.id, 20]]));
+      expectEveryEventInOrder(
+        all.received.map((r) => r.envelope),
+        new Map([[a.id, 20]]),
+      );
       await waitFor(async () => ((await channelHealth(gw, 'mqtt'))?.up ? true : undefined), 10_000, 'mqtt reported up');
       await waitFor(async () => ((await pendingFor(gw, 'mqtt')).rows === 0 ? true : undefined), 10_000, 'outbox drained');
     } finally {

@@ -22,8 +22,6 @@ import {
 } from '../../../test/support/brokers.js';
 import { natsNames } from './nats.js';
 
-
-
 function natsEnv(server: BrokerProcess, prefix: string): Record<string, string> {
   return { LIGHT_BROKER_URL: `nats://${server.url}`, LIGHT_BROKER_PREFIX: prefix, ...FAST_RETRY };
 }
@@ -76,10 +74,14 @@ describe('NATS channel', () => {
     try {
       const a = await createInstance(gw);
       const b = await createInstance(gw);
-      const health = await waitFor(async () => {
-        const h = await channelHealth(gw, 'nats');
-        return h?.up ? h : undefined;
-      }, 30_000, 'nats channel up');
+      const health = await waitFor(
+        async () => {
+          const h = await channelHealth(gw, 'nats');
+          return h?.up ? h : undefined;
+        },
+        30_000,
+        'nats channel up',
+      );
       expect(health.detail).toBe(`jetstream stream ${names.stream}`);
 
       const nc = await client(server);
@@ -97,7 +99,13 @@ describe('NATS channel', () => {
       await burst;
 
       await waitFor(() => (distinctCount(envelopes()) === 1000 ? true : undefined), 40_000, 'all 1,000 events');
-      expectEveryEventInOrder(envelopes(), new Map([[a.id, 500], [b.id, 500]]));
+      expectEveryEventInOrder(
+        envelopes(),
+        new Map([
+          [a.id, 500],
+          [b.id, 500],
+        ]),
+      );
       await waitFor(async () => ((await pendingFor(gw, 'nats')).rows === 0 ? true : undefined), 10_000, 'outbox drained');
       await stream.stop();
 
@@ -107,7 +115,11 @@ describe('NATS channel', () => {
       expect(first.headers?.get('Nats-Msg-Id')).toBe(first.envelope.eventId);
       expect(first.headers?.get('Waygate-Event')).toBe('MESSAGE');
       expect(first.headers?.get('Waygate-Instance-Id')).toBe(b.id);
-      const stored = await gw.storage.db.selectFrom('outbox').select('body').where('event_id', '=', first.envelope.eventId).executeTakeFirstOrThrow();
+      const stored = await gw.storage.db
+        .selectFrom('outbox')
+        .select('body')
+        .where('event_id', '=', first.envelope.eventId)
+        .executeTakeFirstOrThrow();
       expect(JSON.stringify(first.envelope)).toBe(stored.body);
     } finally {
       await gw.stop();
@@ -124,10 +136,14 @@ describe('NATS channel', () => {
     try {
       const a = await createInstance(gw);
       const b = await createInstance(gw);
-      const health = await waitFor(async () => {
-        const h = await channelHealth(gw, 'nats');
-        return h?.up ? h : undefined;
-      }, 30_000, 'nats channel up');
+      const health = await waitFor(
+        async () => {
+          const h = await channelHealth(gw, 'nats');
+          return h?.up ? h : undefined;
+        },
+        30_000,
+        'nats channel up',
+      );
       expect(health.detail).toMatch(/core nats/);
       const all: any[] = [];
       const ofA: any[] = [];
@@ -137,7 +153,13 @@ describe('NATS channel', () => {
 
       await publishBurst(gw, [a.id, b.id], 200);
       await waitFor(() => (all.length === 200 && ofA.length === 100 ? true : undefined), 20_000, 'core subjects');
-      expectEveryEventInOrder(all, new Map([[a.id, 100], [b.id, 100]]));
+      expectEveryEventInOrder(
+        all,
+        new Map([
+          [a.id, 100],
+          [b.id, 100],
+        ]),
+      );
       expectEveryEventInOrder(ofA, new Map([[a.id, 100]]));
     } finally {
       await nc.close();
@@ -165,10 +187,14 @@ describe('NATS channel', () => {
     const gw = await startGateway({ env: natsEnv(late, prefix) });
     try {
       const a = await createInstance(gw);
-      const health = await waitFor(async () => {
-        const h = await channelHealth(gw, 'nats');
-        return h && !h.up && h.detail !== 'connecting' ? h : undefined;
-      }, 15_000, 'nats reported down with a reason');
+      const health = await waitFor(
+        async () => {
+          const h = await channelHealth(gw, 'nats');
+          return h && !h.up && h.detail !== 'connecting' ? h : undefined;
+        },
+        15_000,
+        'nats reported down with a reason',
+      );
       expect(health.detail).toMatch(/ECONNREFUSED|CONNECTION_REFUSED|refused/i);
 
       await publishBurst(gw, [a.id], 20);
@@ -183,7 +209,10 @@ describe('NATS channel', () => {
         const stream = await followStream(nc, natsNames(prefix).stream);
         await waitFor(() => (stream.received.length >= 20 ? true : undefined), 10_000, 'the 20 stored events');
         await stream.stop();
-        expectEveryEventInOrder(stream.received.map((r) => r.envelope), new Map([[a.id, 20]]));
+        expectEveryEventInOrder(
+          stream.received.map((r) => r.envelope),
+          new Map([[a.id, 20]]),
+        );
       } finally {
         await nc.close();
       }
@@ -204,15 +233,23 @@ describe('NATS channel', () => {
     await manager.streams.add({ name: blocker, subjects: [names.globalWildcard] });
     const gw = await startGateway({ env: natsEnv(server, prefix) });
     try {
-      await waitFor(async () => {
-        const h = await channelHealth(gw, 'nats');
-        return h && !h.up && /jetstream setup failed/.test(h.detail ?? '') ? true : undefined;
-      }, 30_000, 'nats setup failure reported');
+      await waitFor(
+        async () => {
+          const h = await channelHealth(gw, 'nats');
+          return h && !h.up && /jetstream setup failed/.test(h.detail ?? '') ? true : undefined;
+        },
+        30_000,
+        'nats setup failure reported',
+      );
       await manager.streams.delete(blocker);
-      const health = await waitFor(async () => {
-        const h = await channelHealth(gw, 'nats');
-        return h?.up ? h : undefined;
-      }, 30_000, 'nats channel up');
+      const health = await waitFor(
+        async () => {
+          const h = await channelHealth(gw, 'nats');
+          return h?.up ? h : undefined;
+        },
+        30_000,
+        'nats channel up',
+      );
       expect(health.detail).toBe(`jetstream stream ${names.stream}`);
     } finally {
       await gw.stop();

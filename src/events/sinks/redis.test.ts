@@ -20,7 +20,6 @@ import {
 } from '../../../test/support/brokers.js';
 import { redisNames } from './redis.js';
 
-
 function uniquePrefix(): string {
   return `wgt${process.pid}${randomBytes(3).toString('hex')}:`;
 }
@@ -98,15 +97,30 @@ describe('Redis channel', () => {
       await publishBurst(gw, [a.id, b.id], 100);
       await waitFor(() => (onChannel.get(names.globalChannel)?.length === 100 ? true : undefined), 20_000, 'global channel');
       await waitFor(() => (onChannel.get(names.instanceChannel(a.id))?.length === 50 ? true : undefined), 20_000, 'instance channel');
-      expectEveryEventInOrder(onChannel.get(names.globalChannel)!, new Map([[a.id, 50], [b.id, 50]]));
+      expectEveryEventInOrder(
+        onChannel.get(names.globalChannel)!,
+        new Map([
+          [a.id, 50],
+          [b.id, 50],
+        ]),
+      );
       expectEveryEventInOrder(onChannel.get(names.instanceChannel(a.id))!, new Map([[a.id, 50]]));
 
       const stream = followStream(redis.port, names.stream);
       await waitFor(() => (stream.entries.length === 100 ? true : undefined), 10_000, 'stream entries');
       await stream.stop();
       const entry = stream.entries[0]!;
-      const stored = await gw.storage.db.selectFrom('outbox').select('body').where('event_id', '=', entry.fields.eventId!).executeTakeFirstOrThrow();
-      expect(entry.fields).toEqual({ eventId: entry.envelope.eventId, event: 'MESSAGE', instanceId: entry.envelope.instanceId, body: stored.body });
+      const stored = await gw.storage.db
+        .selectFrom('outbox')
+        .select('body')
+        .where('event_id', '=', entry.fields.eventId!)
+        .executeTakeFirstOrThrow();
+      expect(entry.fields).toEqual({
+        eventId: entry.envelope.eventId,
+        event: 'MESSAGE',
+        instanceId: entry.envelope.instanceId,
+        body: stored.body,
+      });
     } finally {
       subscriber.disconnect();
       await gw.stop();
@@ -132,7 +146,13 @@ describe('Redis channel', () => {
       await burst;
 
       await waitFor(() => (distinctCount(stream.entries.map((e) => e.envelope)) === 1000 ? true : undefined), 40_000, 'all 1,000 events');
-      expectEveryEventInOrder(stream.entries.map((e) => e.envelope), new Map([[a.id, 500], [b.id, 500]]));
+      expectEveryEventInOrder(
+        stream.entries.map((e) => e.envelope),
+        new Map([
+          [a.id, 500],
+          [b.id, 500],
+        ]),
+      );
       await waitFor(async () => ((await pendingFor(gw, 'redis')).rows === 0 ? true : undefined), 10_000, 'outbox drained');
       await waitFor(async () => ((await healthOf(gw))?.up ? true : undefined), 10_000, 'redis channel up again');
     } finally {
@@ -150,10 +170,14 @@ describe('Redis channel', () => {
       // limiter does not fail open): the instance is made and the health read without HTTP.
       const { instance } = await gw.instances.create({ instanceName: `late-${prefix.slice(0, -1)}`, network: 'sandbox' });
       const sink = gw.channels.durable.find((s) => s.name === 'redis')!;
-      const health = await waitFor(() => {
-        const h = sink.health!();
-        return !h.up && h.detail !== 'connecting' ? h : undefined;
-      }, 10_000, 'redis reported down with a reason');
+      const health = await waitFor(
+        () => {
+          const h = sink.health!();
+          return !h.up && h.detail !== 'connecting' ? h : undefined;
+        },
+        10_000,
+        'redis reported down with a reason',
+      );
       expect(health.detail).toMatch(/ECONNREFUSED|closed/);
       await publishBurst(gw, [instance.id], 20);
       await waitFor(async () => ((await pendingFor(gw, 'redis')).maxAttempts >= 2 ? true : undefined), 20_000, 'repeated attempts');
@@ -163,7 +187,10 @@ describe('Redis channel', () => {
       const stream = followStream(late.port, redisNames(prefix).stream);
       await waitFor(() => (distinctCount(stream.entries.map((e) => e.envelope)) === 20 ? true : undefined), 30_000, 'the 20 stored events');
       await stream.stop();
-      expectEveryEventInOrder(stream.entries.map((e) => e.envelope), new Map([[instance.id, 20]]));
+      expectEveryEventInOrder(
+        stream.entries.map((e) => e.envelope),
+        new Map([[instance.id, 20]]),
+      );
       await waitFor(async () => ((await pendingFor(gw, 'redis')).rows === 0 ? true : undefined), 10_000, 'outbox drained');
       expect(await healthOf(gw)).toMatchObject({ up: true });
     } finally {

@@ -85,7 +85,12 @@ export class WebhookSink implements DurableSink {
    * must be a public address (an IP literal is checked before connecting, a host name against every
    * address it resolves to at connect time, so DNS rebinding cannot reach a private address).
    */
-  async postSigned(url: string, secret: string, entry: { body: string; eventId: string; type: string }, guarded = false): Promise<WebhookResult> {
+  async postSigned(
+    url: string,
+    secret: string,
+    entry: { body: string; eventId: string; type: string },
+    guarded = false,
+  ): Promise<WebhookResult> {
     let target: URL;
     try {
       target = new URL(url);
@@ -93,7 +98,8 @@ export class WebhookSink implements DurableSink {
       return { ok: false, status: null, error: 'webhook URL is not a valid URL' };
     }
     const refused = guarded ? this.refusal(target) : undefined;
-    if (refused) return { ok: false, status: null, error: `refused: ${refused} (private targets need WEBHOOK_ALLOW_PRIVATE_URLS or the admin key)` };
+    if (refused)
+      return { ok: false, status: null, error: `refused: ${refused} (private targets need WEBHOOK_ALLOW_PRIVATE_URLS or the admin key)` };
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     try {
       // undici's request (not fetch): no WHATWG streams per call, keep-alive, and no redirect is followed.
@@ -118,7 +124,11 @@ export class WebhookSink implements DurableSink {
     } catch (error) {
       const privateTarget = findPrivateAddress(error);
       if (privateTarget) {
-        return { ok: false, status: null, error: `refused: ${privateTarget.message} (private targets need WEBHOOK_ALLOW_PRIVATE_URLS or the admin key)` };
+        return {
+          ok: false,
+          status: null,
+          error: `refused: ${privateTarget.message} (private targets need WEBHOOK_ALLOW_PRIVATE_URLS or the admin key)`,
+        };
       }
       const reason = signal.aborted
         ? `no answer within ${this.options.timeoutMs} ms`

@@ -196,10 +196,14 @@ export class WebSocketHub implements LiveSink {
       this.cut(socket, stream.expiredClose ?? TOKEN_EXPIRED_CLOSE);
       return;
     }
-    stream.timer = setTimeout(() => {
-      if (stream.validUntil !== null && stream.validUntil <= this.clock.now()) this.cut(socket, stream.expiredClose ?? TOKEN_EXPIRED_CLOSE);
-      else this.schedule(socket, stream);
-    }, Math.min(delay, MAX_TIMER_MS));
+    stream.timer = setTimeout(
+      () => {
+        if (stream.validUntil !== null && stream.validUntil <= this.clock.now())
+          this.cut(socket, stream.expiredClose ?? TOKEN_EXPIRED_CLOSE);
+        else this.schedule(socket, stream);
+      },
+      Math.min(delay, MAX_TIMER_MS),
+    );
     stream.timer.unref();
   }
 

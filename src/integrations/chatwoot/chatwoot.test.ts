@@ -57,14 +57,27 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
     cw = await startChatwoot();
     gw = await startGateway({
       dialect,
-      env: { MEDIA_ALLOW_PRIVATE_URLS: 'true', MEDIA_ALLOW_HTTP_URLS: 'true', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', CHANNEL_RETRY_BASE_MS: '50', CHANNEL_RETRY_MAX_MS: '200' },
+      env: {
+        MEDIA_ALLOW_PRIVATE_URLS: 'true',
+        MEDIA_ALLOW_HTTP_URLS: 'true',
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+        CHANNEL_RETRY_BASE_MS: '50',
+        CHANNEL_RETRY_MAX_MS: '200',
+      },
     });
     events = recordEvents(gw);
     support = await connectedInstance(gw, uniqueNumber());
     customer = await connectedInstance(gw, uniqueNumber());
     const set = await gw.api('POST', '/api/v1/chatwoot', {
       key: support.token,
-      body: { baseUrl: cw.url, accountId: cw.accountId, apiAccessToken: cw.token, inboxName: 'WhatsApp support', waygateUrl: gw.url, signAgentMessages: true },
+      body: {
+        baseUrl: cw.url,
+        accountId: cw.accountId,
+        apiAccessToken: cw.token,
+        inboxName: 'WhatsApp support',
+        waygateUrl: gw.url,
+        signAgentMessages: true,
+      },
     });
     expect(set.status).toBe(200);
     webhookPath = set.body.webhookPath;
@@ -98,7 +111,12 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       expect(JSON.stringify(read.body)).not.toContain(cw.token);
       expect(JSON.stringify(read.body)).not.toContain(webhookPath.split('/').pop());
       expect(read.body.webhookPath).toBe(`/api/v1/chatwoot/webhook/${support.id}/****`);
-      expect(read.body).toMatchObject({ baseUrl: cw.url, accountId: cw.accountId, inboxName: 'WhatsApp support', reopenConversation: true });
+      expect(read.body).toMatchObject({
+        baseUrl: cw.url,
+        accountId: cw.accountId,
+        inboxName: 'WhatsApp support',
+        reopenConversation: true,
+      });
     });
 
     it('refuses a token Chatwoot does not accept, and answers 404 for an instance without settings', async () => {
@@ -175,7 +193,10 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       expect(posted.content).toBe('my receipt');
       expect(posted.attachments).toHaveLength(1);
       expect(posted.attachments[0]!.bytes.equals(samples.png)).toBe(true);
-      const fromApi = await gw.api('POST', '/api/v1/send/text', { key: support.token, body: { number: customer.number, text: 'sent by our CRM' } });
+      const fromApi = await gw.api('POST', '/api/v1/send/text', {
+        key: support.token,
+        body: { number: customer.number, text: 'sent by our CRM' },
+      });
       expect(fromApi.status).toBe(200);
       const outgoing = await messageWithSource(fromApi.body.key.id);
       expect(outgoing).toMatchObject({ content: 'sent by our CRM', message_type: 1 });
@@ -186,7 +207,10 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       expect(events.of(customer.id, 'MESSAGE').filter((e) => JSON.stringify(e.data.message).includes('sent by our CRM'))).toHaveLength(1);
       // A Chatwoot whose webhooks leave out source_id: the echo is still recognised by its id.
       cw.echoSourceId = false;
-      const noSource = await gw.api('POST', '/api/v1/send/text', { key: support.token, body: { number: customer.number, text: 'echo without source' } });
+      const noSource = await gw.api('POST', '/api/v1/send/text', {
+        key: support.token,
+        body: { number: customer.number, text: 'echo without source' },
+      });
       await messageWithSource(noSource.body.key.id);
       await cw.settled();
       await gw.dispatcher.whenIdle();
@@ -195,11 +219,16 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       await cw.agentReply(outgoing.conversation_id, { content: 'marker after the echo' });
       await events.next(customer.id, 'MESSAGE', (e) => JSON.stringify(e.data.message).includes('marker after the echo'));
       expect(cw.webhooks.some((w) => w.body.content === 'echo without source' && w.body.source_id === null)).toBe(true);
-      expect(events.of(customer.id, 'MESSAGE').filter((e) => JSON.stringify(e.data.message).includes('echo without source'))).toHaveLength(1);
+      expect(events.of(customer.id, 'MESSAGE').filter((e) => JSON.stringify(e.data.message).includes('echo without source'))).toHaveLength(
+        1,
+      );
     });
 
     it('brings a group as one conversation named by its subject, each message headed by its sender, and skips groups when ignoreGroups is set', async () => {
-      const created = await gw.api('POST', '/api/v1/group/create', { key: support.token, body: { subject: 'VIP buyers', participants: [customer.number] } });
+      const created = await gw.api('POST', '/api/v1/group/create', {
+        key: support.token,
+        body: { subject: 'VIP buyers', participants: [customer.number] },
+      });
       expect(created.status).toBe(201);
       const groupJid = created.body.group.groupId as string;
       const first = await gw.api('POST', '/api/v1/send/text', { key: customer.token, body: { number: groupJid, text: 'hello group' } });
@@ -207,7 +236,10 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       const posted = await messageWithSource(first.body.key.id);
       expect(posted.content).toMatch(new RegExp(`^\\*\\*.+\\*\\*.*:\\nhello group$`));
       expect(posted.content).toContain(customer.number);
-      const second = await gw.api('POST', '/api/v1/send/text', { key: customer.token, body: { number: groupJid, text: 'second in group' } });
+      const second = await gw.api('POST', '/api/v1/send/text', {
+        key: customer.token,
+        body: { number: groupJid, text: 'second in group' },
+      });
       expect((await messageWithSource(second.body.key.id)).conversation_id).toBe(posted.conversation_id);
       const groupContacts = cw.contacts.filter((c) => c.identifier === groupJid);
       expect(groupContacts).toHaveLength(1);
@@ -215,7 +247,14 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
 
       const set = await gw.api('POST', '/api/v1/chatwoot', {
         key: support.token,
-        body: { baseUrl: cw.url, accountId: cw.accountId, apiAccessToken: cw.token, inboxName: 'WhatsApp support', waygateUrl: gw.url, ignoreGroups: true },
+        body: {
+          baseUrl: cw.url,
+          accountId: cw.accountId,
+          apiAccessToken: cw.token,
+          inboxName: 'WhatsApp support',
+          waygateUrl: gw.url,
+          ignoreGroups: true,
+        },
       });
       expect(set.status).toBe(200);
       const ignored = await gw.api('POST', '/api/v1/send/text', { key: customer.token, body: { number: groupJid, text: 'ignored' } });
@@ -234,7 +273,12 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       const lid = '190000000000123@lid';
       await gw.bus.publish(support.id, {
         type: 'MESSAGE',
-        data: { key: { remoteJid: lid, fromMe: false, id: 'LIDMSG000001' }, pushName: 'Hidden Number', message: { conversation: 'from a lid' }, messageTimestamp: 1 },
+        data: {
+          key: { remoteJid: lid, fromMe: false, id: 'LIDMSG000001' },
+          pushName: 'Hidden Number',
+          message: { conversation: 'from a lid' },
+          messageTimestamp: 1,
+        },
       });
       await messageWithSource('LIDMSG000001');
       const contacts = cw.contacts.filter((c) => c.identifier === lid);
@@ -281,9 +325,12 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       expect(received.data.message.extendedTextMessage.contextInfo.stanzaId).toBe(id);
     });
 
-    it('sends an agent attachment as media, fetched through Chatwoot\'s storage redirect', async () => {
+    it("sends an agent attachment as media, fetched through Chatwoot's storage redirect", async () => {
       const conversation = await conversationOfCustomer();
-      await cw.agentReply(conversation.id, { content: 'here is the invoice', attachments: [{ bytes: samples.png, mimetype: 'image/png', fileName: 'invoice.png' }] });
+      await cw.agentReply(conversation.id, {
+        content: 'here is the invoice',
+        attachments: [{ bytes: samples.png, mimetype: 'image/png', fileName: 'invoice.png' }],
+      });
       const received = await events.next(customer.id, 'MESSAGE', (e) => e.data.message.imageMessage !== undefined);
       expect(received.data.message.imageMessage.caption).toContain('here is the invoice');
       expect(received.data.media).toMatchObject({ mimetype: 'image/png', fileLength: samples.png.length });
@@ -326,7 +373,14 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       const signing = 'chatwoot-signing-secret';
       const set = await gw.api('POST', '/api/v1/chatwoot', {
         key: support.token,
-        body: { baseUrl: cw.url, accountId: cw.accountId, apiAccessToken: cw.token, inboxName: 'WhatsApp support', waygateUrl: gw.url, signingSecret: signing },
+        body: {
+          baseUrl: cw.url,
+          accountId: cw.accountId,
+          apiAccessToken: cw.token,
+          inboxName: 'WhatsApp support',
+          waygateUrl: gw.url,
+          signingSecret: signing,
+        },
       });
       expect(set.status).toBe(200);
       expect(set.body.signingSecret).toBe('chat****');
@@ -354,17 +408,26 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
     it('keeps quotes (in_reply_to), follows edits and deletions from WhatsApp', async () => {
       const original = await customerSays('my order is 1234');
       const posted = await messageWithSource(original);
-      const reply = await gw.api('POST', '/api/v1/send/text', { key: customer.token, body: { number: support.number, text: 'sorry, 1235', quoted: { id: original } } });
+      const reply = await gw.api('POST', '/api/v1/send/text', {
+        key: customer.token,
+        body: { number: support.number, text: 'sorry, 1235', quoted: { id: original } },
+      });
       expect(reply.status).toBe(200);
       const quoted = await messageWithSource(reply.body.key.id);
       expect(quoted.content_attributes).toMatchObject({ in_reply_to: posted.id });
 
-      const edit = await gw.api('POST', '/api/v1/message/edit', { key: customer.token, body: { chatId: support.number!, messageId: original, text: 'my order is 4321' } });
+      const edit = await gw.api('POST', '/api/v1/message/edit', {
+        key: customer.token,
+        body: { chatId: support.number!, messageId: original, text: 'my order is 4321' },
+      });
       expect(edit.status).toBe(200);
       const edited = await waitFor(() => cw.messages.find((m) => m.content === '✏️ my order is 4321'), 10_000, 'the edit in Chatwoot');
       expect(edited.content_attributes).toMatchObject({ in_reply_to: posted.id });
 
-      const removed = await gw.api('POST', '/api/v1/message/delete', { key: customer.token, body: { chatId: support.number!, messageId: reply.body.key.id } });
+      const removed = await gw.api('POST', '/api/v1/message/delete', {
+        key: customer.token,
+        body: { chatId: support.number!, messageId: reply.body.key.id },
+      });
       expect(removed.status).toBe(200);
       await waitFor(() => (cw.messages.find((m) => m.id === quoted.id)?.deleted ? true : undefined), 10_000, 'the deletion in Chatwoot');
     });
@@ -373,12 +436,23 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       const conversation = await conversationOfCustomer();
       const { message } = await cw.agentReply(conversation.id, { content: 'please confirm', agentName: 'Ana' });
       const received = await events.next(customer.id, 'MESSAGE', (e) => JSON.stringify(e.data.message).includes('please confirm'));
-      const read = await gw.api('POST', '/api/v1/message/read', { key: customer.token, body: { chatId: support.number!, messageIds: [received.data.key.id] } });
+      const read = await gw.api('POST', '/api/v1/message/read', {
+        key: customer.token,
+        body: { chatId: support.number!, messageIds: [received.data.key.id] },
+      });
       expect(read.status).toBe(200);
-      await waitFor(() => (cw.messages.find((m) => m.id === message.id)?.status === 'read' ? true : undefined), 10_000, 'status read in Chatwoot');
+      await waitFor(
+        () => (cw.messages.find((m) => m.id === message.id)?.status === 'read' ? true : undefined),
+        10_000,
+        'status read in Chatwoot',
+      );
 
       await cw.agentDelete(message.id);
-      const revoked = await events.next(customer.id, 'MESSAGE', (e) => e.data.message.protocolMessage?.type === 'REVOKE' && e.data.message.protocolMessage.key.id === received.data.key.id);
+      const revoked = await events.next(
+        customer.id,
+        'MESSAGE',
+        (e) => e.data.message.protocolMessage?.type === 'REVOKE' && e.data.message.protocolMessage.key.id === received.data.key.id,
+      );
       expect(revoked).toBeDefined();
     });
 
@@ -388,12 +462,21 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       await events.next(customer.id, 'CHAT_PRESENCE', (e) => e.data.presence === 'composing');
       const set = await gw.api('POST', '/api/v1/chatwoot', {
         key: support.token,
-        body: { baseUrl: cw.url, accountId: cw.accountId, apiAccessToken: cw.token, inboxName: 'WhatsApp support', waygateUrl: gw.url, closingMessage: 'Thanks for talking to us!' },
+        body: {
+          baseUrl: cw.url,
+          accountId: cw.accountId,
+          apiAccessToken: cw.token,
+          inboxName: 'WhatsApp support',
+          waygateUrl: gw.url,
+          closingMessage: 'Thanks for talking to us!',
+        },
       });
       expect(set.status).toBe(200);
       const countBefore = cw.messagesOf(conversation.id).length;
       expect((await cw.agentResolve(conversation.id))?.status).toBe(200);
-      const closing = await events.next(customer.id, 'MESSAGE', (e) => JSON.stringify(e.data.message).includes('Thanks for talking to us!'));
+      const closing = await events.next(customer.id, 'MESSAGE', (e) =>
+        JSON.stringify(e.data.message).includes('Thanks for talking to us!'),
+      );
       expect(closing).toBeDefined();
       await gw.dispatcher.whenIdle();
       // The closing message is not posted back, and the resolved conversation stays resolved.
@@ -418,10 +501,14 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
       const started = await gw.api('POST', '/api/v1/chatwoot/import', { key: shop.token, body: { days: 1, intervalMs: 5 } });
       expect(started.status).toBe(202);
       expect(started.body.state).toBe('running');
-      const done = await waitFor(async () => {
-        const status = await gw.api('GET', '/api/v1/chatwoot/import', { key: shop.token });
-        return status.body.state === 'running' ? undefined : status.body;
-      }, 20_000, 'the import');
+      const done = await waitFor(
+        async () => {
+          const status = await gw.api('GET', '/api/v1/chatwoot/import', { key: shop.token });
+          return status.body.state === 'running' ? undefined : status.body;
+        },
+        20_000,
+        'the import',
+      );
       expect(done).toMatchObject({ state: 'done', total: 3, messages: 3, lastError: null });
       expect(done.contacts).toBeGreaterThanOrEqual(1);
       const posted = await Promise.all(ids.map((id) => messageWithSource(id)));
@@ -431,10 +518,14 @@ describe.each(DIALECTS)('Chatwoot integration on %s', (dialect) => {
 
       const again = await gw.api('POST', '/api/v1/chatwoot/import', { key: shop.token, body: { days: 1, intervalMs: 0 } });
       expect(again.status).toBe(202);
-      const second = await waitFor(async () => {
-        const status = await gw.api('GET', '/api/v1/chatwoot/import', { key: shop.token });
-        return status.body.state === 'running' ? undefined : status.body;
-      }, 20_000, 'the second import');
+      const second = await waitFor(
+        async () => {
+          const status = await gw.api('GET', '/api/v1/chatwoot/import', { key: shop.token });
+          return status.body.state === 'running' ? undefined : status.body;
+        },
+        20_000,
+        'the second import',
+      );
       expect(second).toMatchObject({ state: 'done', messages: 0 });
       for (const id of ids) expect(cw.messages.filter((m) => m.source_id === `WAID:${id}`)).toHaveLength(1);
       expect(cw.contactByPhone(`+${buyer.number}`)).toHaveLength(1);
@@ -485,7 +576,13 @@ describe('Chatwoot integration across a restart', () => {
   it('delivers the events that waited for Chatwoot after the gateway restarts, once each, in order; the webhook keeps working', async () => {
     const cw = await startChatwoot();
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-chatwoot-'));
-    const env = { MEDIA_ALLOW_PRIVATE_URLS: 'true', MEDIA_ALLOW_HTTP_URLS: 'true', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', CHANNEL_RETRY_BASE_MS: '50', CHANNEL_RETRY_MAX_MS: '200' };
+    const env = {
+      MEDIA_ALLOW_PRIVATE_URLS: 'true',
+      MEDIA_ALLOW_HTTP_URLS: 'true',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      CHANNEL_RETRY_BASE_MS: '50',
+      CHANNEL_RETRY_MAX_MS: '200',
+    };
     let gw = await startGateway({ dataDir, env });
     try {
       const support = await connectedInstance(gw, uniqueNumber());
@@ -495,7 +592,10 @@ describe('Chatwoot integration across a restart', () => {
         body: { baseUrl: cw.url, accountId: cw.accountId, apiAccessToken: cw.token, inboxName: 'Restart', waygateUrl: gw.url },
       });
       expect(set.status).toBe(200);
-      const first = await gw.api('POST', '/api/v1/send/text', { key: customer.token, body: { number: support.number, text: 'before the outage' } });
+      const first = await gw.api('POST', '/api/v1/send/text', {
+        key: customer.token,
+        body: { number: support.number, text: 'before the outage' },
+      });
       await waitFor(() => cw.messages.find((m) => m.source_id === `WAID:${first.body.key.id}`), 10_000, 'first message');
       cw.down = true;
       const ids: string[] = [];
@@ -507,12 +607,15 @@ describe('Chatwoot integration across a restart', () => {
       await gw.stop();
       cw.down = false;
       gw = await startGateway({ dataDir, env });
-      const posted = await Promise.all(ids.map((id) => waitFor(() => cw.messages.find((m) => m.source_id === `WAID:${id}`), 10_000, `message ${id}`)));
+      const posted = await Promise.all(
+        ids.map((id) => waitFor(() => cw.messages.find((m) => m.source_id === `WAID:${id}`), 10_000, `message ${id}`)),
+      );
       expect(posted.map((m) => m.content)).toEqual(['waiting 1', 'waiting 2', 'waiting 3']);
       expect(posted[1]!.id).toBeGreaterThan(posted[0]!.id);
       expect(posted[2]!.id).toBeGreaterThan(posted[1]!.id);
       await gw.dispatcher.whenIdle();
-      for (const id of [first.body.key.id as string, ...ids]) expect(cw.messages.filter((m) => m.source_id === `WAID:${id}`)).toHaveLength(1);
+      for (const id of [first.body.key.id as string, ...ids])
+        expect(cw.messages.filter((m) => m.source_id === `WAID:${id}`)).toHaveLength(1);
       expect(cw.conversations).toHaveLength(1);
 
       // The webhook URL (and its secret) survived the restart; only the test's port changed.

@@ -90,10 +90,17 @@ export class ChatwootClient {
   }
 
   async searchContacts(q: string): Promise<CwContact[]> {
-    return (await this.call<{ payload: CwContact[] }>('GET', `/contacts/search?q=${encodeURIComponent(q)}&include_contact_inboxes=true`)).payload;
+    return (await this.call<{ payload: CwContact[] }>('GET', `/contacts/search?q=${encodeURIComponent(q)}&include_contact_inboxes=true`))
+      .payload;
   }
 
-  async createContact(body: { inbox_id: number; name: string; phone_number?: string; identifier: string; avatar_url?: string }): Promise<{ contact: CwContact; sourceId: string }> {
+  async createContact(body: {
+    inbox_id: number;
+    name: string;
+    phone_number?: string;
+    identifier: string;
+    avatar_url?: string;
+  }): Promise<{ contact: CwContact; sourceId: string }> {
     const reply = await this.call<{ payload: { contact: CwContact; contact_inbox?: { source_id: string } } }>('POST', '/contacts', body);
     const sourceId = reply.payload.contact_inbox?.source_id;
     if (!sourceId) throw new ChatwootApiError('Chatwoot created the contact without a contact inbox', 422);
@@ -101,14 +108,21 @@ export class ChatwootClient {
   }
 
   async createContactInbox(contactId: number, inboxId: number, sourceId: string): Promise<string> {
-    return (await this.call<{ source_id: string }>('POST', `/contacts/${contactId}/contact_inboxes`, { inbox_id: inboxId, source_id: sourceId })).source_id;
+    return (
+      await this.call<{ source_id: string }>('POST', `/contacts/${contactId}/contact_inboxes`, { inbox_id: inboxId, source_id: sourceId })
+    ).source_id;
   }
 
   async contactConversations(contactId: number): Promise<CwConversation[]> {
     return (await this.call<{ payload: CwConversation[] }>('GET', `/contacts/${contactId}/conversations`)).payload;
   }
 
-  createConversation(body: { source_id: string; inbox_id: number; contact_id: number; status: 'open' | 'pending' }): Promise<CwConversation> {
+  createConversation(body: {
+    source_id: string;
+    inbox_id: number;
+    contact_id: number;
+    status: 'open' | 'pending';
+  }): Promise<CwConversation> {
     return this.call('POST', '/conversations', body);
   }
 
@@ -148,8 +162,16 @@ export class ChatwootClient {
   }
 
   /** Delivery status of a message of an API inbox (PATCH .../messages/{id}, `update-message-status`). */
-  async setMessageStatus(conversationId: number, messageId: number, status: 'sent' | 'delivered' | 'read' | 'failed', externalError?: string): Promise<void> {
-    await this.call('PATCH', `/conversations/${conversationId}/messages/${messageId}`, { status, ...(externalError ? { external_error: externalError } : {}) });
+  async setMessageStatus(
+    conversationId: number,
+    messageId: number,
+    status: 'sent' | 'delivered' | 'read' | 'failed',
+    externalError?: string,
+  ): Promise<void> {
+    await this.call('PATCH', `/conversations/${conversationId}/messages/${messageId}`, {
+      status,
+      ...(externalError ? { external_error: externalError } : {}),
+    });
   }
 
   async deleteMessage(conversationId: number, messageId: number): Promise<void> {
@@ -158,7 +180,11 @@ export class ChatwootClient {
 
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const url = `${this.target.baseUrl.replace(/\/+$/, '')}/api/v1/accounts/${this.target.accountId}${path}`;
-    const headers: Record<string, string> = { api_access_token: this.target.apiToken, 'user-agent': this.userAgent, accept: 'application/json' };
+    const headers: Record<string, string> = {
+      api_access_token: this.target.apiToken,
+      'user-agent': this.userAgent,
+      accept: 'application/json',
+    };
     let payload: string | FormData | undefined;
     if (body instanceof FormData) payload = body;
     else if (body !== undefined) {
@@ -167,11 +193,20 @@ export class ChatwootClient {
     }
     let response: Response;
     try {
-      const init = { method, headers, ...(payload !== undefined ? { body: payload } : {}), signal: AbortSignal.timeout(TIMEOUT_MS), redirect: 'error' as const };
+      const init = {
+        method,
+        headers,
+        ...(payload !== undefined ? { body: payload } : {}),
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+        redirect: 'error' as const,
+      };
       // Node's fetch takes an undici dispatcher.
       response = await fetch(url, this.dispatcher ? { ...init, dispatcher: this.dispatcher } : init);
     } catch (error) {
-      throw new ChatwootApiError(`Chatwoot did not answer ${method} ${path}: ${error instanceof Error ? error.message : String(error)}`, null);
+      throw new ChatwootApiError(
+        `Chatwoot did not answer ${method} ${path}: ${error instanceof Error ? error.message : String(error)}`,
+        null,
+      );
     }
     const text = await response.text();
     // Chatwoot's own error text is not repeated: the base URL is the caller's, and its answers are not shown back.

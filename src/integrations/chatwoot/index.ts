@@ -31,7 +31,11 @@ export const chatwootModule: ModuleFactory = async (deps) => {
   await service.load();
   deps.instances.onDeletion({ instanceDeleted: (id) => service.forget(id) });
   deps.bus.addDurableSink(
-    new ChatwootSink(service, { maxAttempts: null, baseDelayMs: deps.config.channels.retryBaseMs, maxDelayMs: deps.config.channels.retryMaxMs }),
+    new ChatwootSink(service, {
+      maxAttempts: null,
+      baseDelayMs: deps.config.channels.retryBaseMs,
+      maxDelayMs: deps.config.channels.retryMaxMs,
+    }),
   );
   new Gauge({
     name: 'waygate_chatwoot_failing_instances',

@@ -101,7 +101,12 @@ export class ChatwootRepo {
   }
 
   async chat(instanceId: string, chatJid: string): Promise<ChatMapping | undefined> {
-    const row = await this.db.selectFrom('chatwoot_chats').selectAll().where('instance_id', '=', instanceId).where('chat_jid', '=', chatJid).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('chatwoot_chats')
+      .selectAll()
+      .where('instance_id', '=', instanceId)
+      .where('chat_jid', '=', chatJid)
+      .executeTakeFirst();
     return row ? toChat(row) : undefined;
   }
 
@@ -116,7 +121,12 @@ export class ChatwootRepo {
   }
 
   async chatBySource(instanceId: string, sourceId: string): Promise<ChatMapping | undefined> {
-    const row = await this.db.selectFrom('chatwoot_chats').selectAll().where('instance_id', '=', instanceId).where('source_id', '=', sourceId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('chatwoot_chats')
+      .selectAll()
+      .where('instance_id', '=', instanceId)
+      .where('source_id', '=', sourceId)
+      .executeTakeFirst();
     return row ? toChat(row) : undefined;
   }
 
@@ -133,7 +143,9 @@ export class ChatwootRepo {
       .insertInto('chatwoot_chats')
       .values(row)
       .onConflict((oc) =>
-        oc.columns(['instance_id', 'chat_jid']).doUpdateSet({ contact_id: row.contact_id, source_id: row.source_id, conversation_id: row.conversation_id, updated_at: now }),
+        oc
+          .columns(['instance_id', 'chat_jid'])
+          .doUpdateSet({ contact_id: row.contact_id, source_id: row.source_id, conversation_id: row.conversation_id, updated_at: now }),
       )
       .execute();
   }

@@ -11,34 +11,42 @@ export const ConfigBody = Type.Object(
     apiAccessToken: Type.String({
       minLength: 1,
       maxLength: 512,
-      description: 'An access token of a Chatwoot user (agent or administrator: Profile settings → Access token), sent as the `api_access_token` header. Never shown again: GET masks it.',
+      description:
+        'An access token of a Chatwoot user (agent or administrator: Profile settings → Access token), sent as the `api_access_token` header. Never shown again: GET masks it.',
     }),
     inboxId: Type.Optional(Type.Integer({ minimum: 1, description: 'An existing API-channel inbox to use. Give this or `inboxName`.' })),
     inboxName: Type.Optional(
       Type.String({
         minLength: 1,
         maxLength: 255,
-        description: 'Use the inbox of this name, or create an API-channel inbox with this name whose `webhook_url` is this instance\'s webhook URL (needs `waygateUrl`).',
+        description:
+          "Use the inbox of this name, or create an API-channel inbox with this name whose `webhook_url` is this instance's webhook URL (needs `waygateUrl`).",
       }),
     ),
     waygateUrl: Type.Optional(
       Type.String({
         pattern: '^https?://[^\\s/]+(/.*)?$',
         maxLength: 2048,
-        description: 'The base URL at which Chatwoot reaches this Waygate (e.g. `https://waygate.example.com`). Needed to create an inbox; otherwise only used to show the full `webhookUrl`.',
+        description:
+          'The base URL at which Chatwoot reaches this Waygate (e.g. `https://waygate.example.com`). Needed to create an inbox; otherwise only used to show the full `webhookUrl`.',
       }),
     ),
     signingSecret: Type.Optional(
       Type.String({
         minLength: 8,
         maxLength: 512,
-        description: 'The inbox\'s webhook signing secret, when Chatwoot signs its webhooks: each call must then carry a valid `X-Chatwoot-Signature` (`sha256=` HMAC-SHA256 of `{timestamp}.{body}`) and an `X-Chatwoot-Timestamp` at most 5 minutes old.',
+        description:
+          "The inbox's webhook signing secret, when Chatwoot signs its webhooks: each call must then carry a valid `X-Chatwoot-Signature` (`sha256=` HMAC-SHA256 of `{timestamp}.{body}`) and an `X-Chatwoot-Timestamp` at most 5 minutes old.",
       }),
     ),
-    signAgentMessages: Type.Boolean({ default: true, description: 'Agent replies go to WhatsApp as `*Agent name:*` followed by the text.' }),
+    signAgentMessages: Type.Boolean({
+      default: true,
+      description: 'Agent replies go to WhatsApp as `*Agent name:*` followed by the text.',
+    }),
     reopenConversation: Type.Boolean({
       default: true,
-      description: 'A new WhatsApp message in a chat whose Chatwoot conversation is resolved reopens that conversation (true) or starts a new one (false).',
+      description:
+        'A new WhatsApp message in a chat whose Chatwoot conversation is resolved reopens that conversation (true) or starts a new one (false).',
     }),
     conversationPending: Type.Boolean({ default: false, description: 'New conversations start as `pending` instead of `open`.' }),
     ignoreGroups: Type.Boolean({ default: false, description: 'Group chats are not brought to Chatwoot.' }),
@@ -50,7 +58,8 @@ export const ConfigBody = Type.Object(
     closingMessage: Type.String({
       default: '',
       maxLength: 4096,
-      description: 'Sent to the WhatsApp chat when an agent resolves its conversation in Chatwoot (`conversation_status_changed` to `resolved`). Empty: nothing is sent.',
+      description:
+        'Sent to the WhatsApp chat when an agent resolves its conversation in Chatwoot (`conversation_status_changed` to `resolved`). Empty: nothing is sent.',
     }),
   },
   { additionalProperties: false },
@@ -58,10 +67,23 @@ export const ConfigBody = Type.Object(
 
 export const ImportBody = Type.Object(
   {
-    contacts: Type.Boolean({ default: true, description: 'Create a Chatwoot contact (found by phone number first) for every person chat the instance lists.' }),
-    days: Type.Integer({ minimum: 0, maximum: 365, default: 7, description: 'Messages of the last `days` days from the message store are posted (0: none).' }),
+    contacts: Type.Boolean({
+      default: true,
+      description: 'Create a Chatwoot contact (found by phone number first) for every person chat the instance lists.',
+    }),
+    days: Type.Integer({
+      minimum: 0,
+      maximum: 365,
+      default: 7,
+      description: 'Messages of the last `days` days from the message store are posted (0: none).',
+    }),
     maxMessages: Type.Integer({ minimum: 1, maximum: 100_000, default: 2000, description: 'At most this many messages, the newest kept.' }),
-    intervalMs: Type.Integer({ minimum: 0, maximum: 60_000, default: 500, description: 'Pause between two calls that create something in Chatwoot (pacing).' }),
+    intervalMs: Type.Integer({
+      minimum: 0,
+      maximum: 60_000,
+      default: 500,
+      description: 'Pause between two calls that create something in Chatwoot (pacing).',
+    }),
   },
   { additionalProperties: false },
 );
@@ -98,7 +120,9 @@ export const ConfigView = Type.Object({
     {
       up: Type.Boolean({ description: 'False after the last call to Chatwoot failed; events wait in the outbox and are retried.' }),
       lastError: Type.Union([Type.String(), Type.Null()]),
-      lastSuccessAt: Type.Union([Type.String(), Type.Null()], { description: 'ISO 8601 time of the last successful delivery to Chatwoot (this process).' }),
+      lastSuccessAt: Type.Union([Type.String(), Type.Null()], {
+        description: 'ISO 8601 time of the last successful delivery to Chatwoot (this process).',
+      }),
     },
     { description: 'State of the WhatsApp → Chatwoot road in this process.' },
   ),

@@ -115,7 +115,8 @@ export class ChatwootService {
   // --- settings ---
 
   async configure(instance: Instance, input: ConfigInput): Promise<{ settings: ChatwootSettings; inboxCreated: boolean }> {
-    if (input.inboxId === undefined && input.inboxName === undefined) throw errors.badRequest('give inboxId (an existing inbox) or inboxName');
+    if (input.inboxId === undefined && input.inboxName === undefined)
+      throw errors.badRequest('give inboxId (an existing inbox) or inboxName');
     if (input.inboxId !== undefined && input.inboxName !== undefined) throw errors.badRequest('give either inboxId or inboxName, not both');
     const previous = this.settings.get(instance.id) ?? (await this.deps.repo.find(instance.id));
     const webhookSecret = previous?.webhookSecret ?? randomToken(24);
@@ -123,7 +124,11 @@ export class ChatwootService {
     const refused = this.deps.targetGuard ? await this.deps.targetGuard(baseUrl).catch(() => 'not a valid URL') : undefined;
     if (refused) throw errors.callbackUrlRefused(`baseUrl: ${refused}; private and loopback targets need WEBHOOK_ALLOW_PRIVATE_URLS=true`);
     const waygateUrl = input.waygateUrl ? input.waygateUrl.replace(/\/+$/, '') : null;
-    const client = new ChatwootClient({ baseUrl, accountId: input.accountId, apiToken: input.apiAccessToken }, this.deps.userAgent, this.deps.dispatcher);
+    const client = new ChatwootClient(
+      { baseUrl, accountId: input.accountId, apiToken: input.apiAccessToken },
+      this.deps.userAgent,
+      this.deps.dispatcher,
+    );
     let inbox: CwInbox;
     let inboxCreated = false;
     const webhookUrl = waygateUrl ? `${waygateUrl}${this.webhookPath(instance.id, webhookSecret)}` : undefined;
@@ -147,8 +152,10 @@ export class ChatwootService {
       }
     } catch (error) {
       if (error instanceof ChatwootApiError) {
-        if (error.status === 404) throw errors.chatwootRefused(`Chatwoot has no inbox ${input.inboxId ?? input.inboxName} in account ${input.accountId}`);
-        if (error.status === 401 || error.status === 403) throw errors.chatwootRefused('Chatwoot refused the api access token for this account');
+        if (error.status === 404)
+          throw errors.chatwootRefused(`Chatwoot has no inbox ${input.inboxId ?? input.inboxName} in account ${input.accountId}`);
+        if (error.status === 401 || error.status === 403)
+          throw errors.chatwootRefused('Chatwoot refused the api access token for this account');
         throw errors.chatwootUnreachable(error.message);
       }
       throw error;
@@ -176,7 +183,10 @@ export class ChatwootService {
       updatedAt: now,
     };
     // Contacts, conversations and message ids belong to one account and inbox.
-    if (previous && (previous.inboxId !== settings.inboxId || previous.accountId !== settings.accountId || previous.baseUrl !== settings.baseUrl)) {
+    if (
+      previous &&
+      (previous.inboxId !== settings.inboxId || previous.accountId !== settings.accountId || previous.baseUrl !== settings.baseUrl)
+    ) {
       await this.deps.repo.forgetMappings(instance.id);
     }
     await this.deps.repo.save(settings);
@@ -237,7 +247,10 @@ export class ChatwootService {
         throw error;
       }
       this.health.set(settings.instanceId, { up: true, lastError: error.message, lastSuccessAt: previous.lastSuccessAt });
-      this.deps.log.warn({ instanceId: settings.instanceId, eventId: envelope.eventId, err: error.message }, 'Chatwoot refused a message; skipped');
+      this.deps.log.warn(
+        { instanceId: settings.instanceId, eventId: envelope.eventId, err: error.message },
+        'Chatwoot refused a message; skipped',
+      );
     }
   }
 
@@ -307,13 +320,16 @@ export class ChatwootService {
       const name = typeof data.pushName === 'string' && data.pushName ? data.pushName : authorNumber ? `+${authorNumber}` : author;
       content = `**${name}**${authorNumber && name !== `+${authorNumber}` ? ` (+${authorNumber})` : ''}:\n${content}`;
     }
-    if (importedAt !== undefined) content = `🕓 ${new Date(importedAt * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC\n${content}`;
+    if (importedAt !== undefined)
+      content = `🕓 ${new Date(importedAt * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC\n${content}`;
     const inReplyTo = replyTo ? (await this.deps.repo.byWhatsAppId(instanceId, replyTo))?.cwMessageId : null;
     const waId = key.id;
     const sourceId = `${SOURCE_PREFIX}${waId}`;
     const attachment = await this.attachmentOf(instanceId, key.id, data);
     const who = {
-      name: group ? `Group ${chatJid.split('@')[0] ?? chatJid}` : (!fromMe && typeof data.pushName === 'string' && data.pushName) || (number ? `+${number}` : chatJid),
+      name: group
+        ? `Group ${chatJid.split('@')[0] ?? chatJid}`
+        : (!fromMe && typeof data.pushName === 'string' && data.pushName) || (number ? `+${number}` : chatJid),
       ...(number ? { phone: `+${number}` } : {}),
     };
 
@@ -361,7 +377,12 @@ export class ChatwootService {
   }
 
   /** The chat's contact and contact inbox: stored, else found by phone number (or chat id), else created. */
-  private async chatOf(settings: ChatwootSettings, client: ChatwootClient, chatJid: string, who: { name: string; phone?: string }): Promise<ChatMapping> {
+  private async chatOf(
+    settings: ChatwootSettings,
+    client: ChatwootClient,
+    chatJid: string,
+    who: { name: string; phone?: string },
+  ): Promise<ChatMapping> {
     const stored = await this.deps.repo.chat(settings.instanceId, chatJid);
     if (stored) return stored;
     const candidates = await client.searchContacts(who.phone ? who.phone.slice(1) : chatJid);
@@ -381,7 +402,11 @@ export class ChatwootService {
     } else {
       // One contact inbox per contact and inbox: reuse the one Chatwoot already has.
       sourceId = contact.contact_inboxes?.find((ci) => ci.inbox?.id === settings.inboxId)?.source_id;
-      sourceId ??= await client.createContactInbox(contact.id, settings.inboxId, `waygate-${createHash('sha256').update(chatJid).digest('hex').slice(0, 24)}`);
+      sourceId ??= await client.createContactInbox(
+        contact.id,
+        settings.inboxId,
+        `waygate-${createHash('sha256').update(chatJid).digest('hex').slice(0, 24)}`,
+      );
     }
     const chat: ChatMapping = { chatJid, contactId: contact.id, sourceId, conversationId: null };
     await this.deps.repo.saveChat(settings.instanceId, chat, this.deps.clock.now());
@@ -397,7 +422,10 @@ export class ChatwootService {
       if (chatJid.endsWith('@g.us')) {
         const info = await session.groups?.info(chatJid);
         const picture = await session.groups?.picture(chatJid).catch(() => undefined);
-        return { ...(info?.subject ? { name: info.subject } : {}), ...(picture?.url?.startsWith('https://') ? { avatarUrl: picture.url } : {}) };
+        return {
+          ...(info?.subject ? { name: info.subject } : {}),
+          ...(picture?.url?.startsWith('https://') ? { avatarUrl: picture.url } : {}),
+        };
       }
       const number = jidToNumber(chatJid);
       const picture = number ? await session.users?.avatar(number) : undefined;
@@ -434,7 +462,9 @@ export class ChatwootService {
       }
     } else {
       // A conversation may exist from before the mapping (a lost mapping, an agent who started it): reuse it.
-      const open = (await client.contactConversations(chat.contactId)).find((c) => c.inbox_id === settings.inboxId && c.status !== 'resolved');
+      const open = (await client.contactConversations(chat.contactId)).find(
+        (c) => c.inbox_id === settings.inboxId && c.status !== 'resolved',
+      );
       if (open) {
         await this.deps.repo.saveChat(settings.instanceId, { ...chat, conversationId: open.id }, this.deps.clock.now());
         return open.id;
@@ -464,7 +494,11 @@ export class ChatwootService {
     }
   }
 
-  private async attachmentOf(instanceId: string, messageId: string, data: Data): Promise<{ data: Buffer; mimetype: string; fileName: string } | undefined> {
+  private async attachmentOf(
+    instanceId: string,
+    messageId: string,
+    data: Data,
+  ): Promise<{ data: Buffer; mimetype: string; fileName: string } | undefined> {
     const media = data.media as { mimetype?: string; fileName?: string; stored?: boolean } | undefined;
     if (!media || media.stored === false) return undefined;
     const bytes = await this.deps.media.read(mediaKey(instanceId, messageId));
@@ -474,34 +508,62 @@ export class ChatwootService {
   }
 
   private client(settings: ChatwootSettings): ChatwootClient {
-    return new ChatwootClient({ baseUrl: settings.baseUrl, accountId: settings.accountId, apiToken: settings.apiToken }, this.deps.userAgent, this.deps.dispatcher);
+    return new ChatwootClient(
+      { baseUrl: settings.baseUrl, accountId: settings.accountId, apiToken: settings.apiToken },
+      this.deps.userAgent,
+      this.deps.dispatcher,
+    );
   }
 
   // --- import (through Chatwoot's API, paced; never into its database) ---
 
   importStatus(instanceId: string): ImportStatus {
-    return this.imports.get(instanceId) ?? { state: 'idle', contacts: 0, messages: 0, total: 0, lastError: null, startedAt: null, finishedAt: null };
+    return (
+      this.imports.get(instanceId) ?? {
+        state: 'idle',
+        contacts: 0,
+        messages: 0,
+        total: 0,
+        lastError: null,
+        startedAt: null,
+        finishedAt: null,
+      }
+    );
   }
 
   /** Starts importing contacts and recent history in the background; 409 while one runs. */
   startImport(instance: Instance, request: ImportRequest): ImportStatus {
     const settings = this.settings.get(instance.id);
     if (!settings) throw errors.notFound('Chatwoot settings of this instance');
-    if (this.imports.get(instance.id)?.state === 'running') throw errors.conflict('an import of this instance is running; see GET /chatwoot/import');
-    const status: ImportStatus = { state: 'running', contacts: 0, messages: 0, total: 0, lastError: null, startedAt: this.deps.clock.now(), finishedAt: null };
+    if (this.imports.get(instance.id)?.state === 'running')
+      throw errors.conflict('an import of this instance is running; see GET /chatwoot/import');
+    const status: ImportStatus = {
+      state: 'running',
+      contacts: 0,
+      messages: 0,
+      total: 0,
+      lastError: null,
+      startedAt: this.deps.clock.now(),
+      finishedAt: null,
+    };
     this.imports.set(instance.id, status);
-    const work = this.runImport(settings, instance, request, status).then(
-      () => {
-        status.state = 'done';
-      },
-      (error: unknown) => {
-        status.state = 'failed';
-        status.lastError = error instanceof Error ? error.message : String(error);
-        this.deps.log.warn({ instanceId: instance.id, err: status.lastError }, 'Chatwoot import stopped; run it again to continue (nothing is posted twice)');
-      },
-    ).finally(() => {
-      status.finishedAt = this.deps.clock.now();
-    });
+    const work = this.runImport(settings, instance, request, status)
+      .then(
+        () => {
+          status.state = 'done';
+        },
+        (error: unknown) => {
+          status.state = 'failed';
+          status.lastError = error instanceof Error ? error.message : String(error);
+          this.deps.log.warn(
+            { instanceId: instance.id, err: status.lastError },
+            'Chatwoot import stopped; run it again to continue (nothing is posted twice)',
+          );
+        },
+      )
+      .finally(() => {
+        status.finishedAt = this.deps.clock.now();
+      });
     this.background.add(work);
     void work.finally(() => this.background.delete(work));
     return { ...status };
@@ -512,13 +574,16 @@ export class ChatwootService {
     const client = this.client(settings);
     if (request.contacts) {
       const session = await this.deps.sessions.connected(instance);
-      for (let offset = 0; session.chats; ) {
+      for (let offset = 0; session.chats;) {
         const page = await session.chats.list({ kind: 'person' }, { offset, limit: 100 });
         for (const chat of page.items) {
           if (!this.wantsChat(settings.options, chat.chatId) || !this.settings.has(instance.id)) continue;
           const number = jidToNumber(chat.chatId);
           await this.locked(instance.id, () =>
-            this.chatOf(settings, client, chat.chatId, { name: chat.name ?? (number ? `+${number}` : chat.chatId), ...(number ? { phone: `+${number}` } : {}) }),
+            this.chatOf(settings, client, chat.chatId, {
+              name: chat.name ?? (number ? `+${number}` : chat.chatId),
+              ...(number ? { phone: `+${number}` } : {}),
+            }),
           );
           status.contacts += 1;
           if (request.intervalMs > 0) await sleep(request.intervalMs);
@@ -531,8 +596,12 @@ export class ChatwootService {
     const since = Math.floor(this.deps.clock.now() / 1000) - request.days * 86_400;
     const selected: StoredMessage[] = [];
     // The store answers newest first: keep the newest maxMessages, then post them oldest first.
-    for (let offset = 0; selected.length < request.maxMessages; ) {
-      const page = await this.deps.messages.search(instance.id, { since }, { offset, limit: Math.min(500, request.maxMessages - selected.length) });
+    for (let offset = 0; selected.length < request.maxMessages;) {
+      const page = await this.deps.messages.search(
+        instance.id,
+        { since },
+        { offset, limit: Math.min(500, request.maxMessages - selected.length) },
+      );
       selected.push(...page.items);
       offset += page.items.length;
       if (page.items.length === 0 || offset >= page.total) break;
@@ -549,7 +618,9 @@ export class ChatwootService {
         messageTimestamp: message.messageTimestamp,
         ...(message.participant ? { participant: message.participant } : {}),
         ...(message.pushName ? { pushName: message.pushName } : {}),
-        ...(message.media ? { media: { mimetype: message.media.mimetype, ...(message.media.fileName ? { fileName: message.media.fileName } : {}) } } : {}),
+        ...(message.media
+          ? { media: { mimetype: message.media.mimetype, ...(message.media.fileName ? { fileName: message.media.fileName } : {}) } }
+          : {}),
       };
       await this.locked(instance.id, () => this.deliverMessage(settings, data, message.key.fromMe, message.messageTimestamp));
       if ((await this.deps.repo.byWhatsAppId(instance.id, message.key.id))?.cwMessageId != null) status.messages += 1;
@@ -563,14 +634,22 @@ export class ChatwootService {
    * Checks a webhook call (secret of the path, then the signature when the inbox signs) and
    * schedules its work; answers at once. Throws 401 when the call is not Chatwoot's.
    */
-  async acceptWebhook(instanceId: string, secret: string, headers: Record<string, string | string[] | undefined>, rawBody: string, body: Data): Promise<{ ignored?: string }> {
+  async acceptWebhook(
+    instanceId: string,
+    secret: string,
+    headers: Record<string, string | string[] | undefined>,
+    rawBody: string,
+    body: Data,
+  ): Promise<{ ignored?: string }> {
     const settings = this.settings.get(instanceId) ?? (await this.deps.repo.find(instanceId));
-    if (!settings || !sameSecret(secret, settings.webhookSecret)) throw errors.chatwootWebhookRefused('unknown instance or wrong webhook secret');
+    if (!settings || !sameSecret(secret, settings.webhookSecret))
+      throw errors.chatwootWebhookRefused('unknown instance or wrong webhook secret');
     if (settings.signingSecret) {
       const timestamp = String(headers['x-chatwoot-timestamp'] ?? '');
       const signature = String(headers['x-chatwoot-signature'] ?? '');
       const age = Math.abs(Math.floor(this.deps.clock.now() / 1000) - Number(timestamp));
-      if (!/^\d+$/.test(timestamp) || !(age <= SIGNATURE_TOLERANCE_S)) throw errors.chatwootWebhookRefused('X-Chatwoot-Timestamp missing or stale');
+      if (!/^\d+$/.test(timestamp) || !(age <= SIGNATURE_TOLERANCE_S))
+        throw errors.chatwootWebhookRefused('X-Chatwoot-Timestamp missing or stale');
       const expected = `sha256=${createHmac('sha256', settings.signingSecret).update(`${timestamp}.${rawBody}`).digest('hex')}`;
       if (!sameSecret(signature, expected)) throw errors.chatwootWebhookRefused('X-Chatwoot-Signature does not match');
     }
@@ -588,18 +667,29 @@ export class ChatwootService {
     const instance = await this.deps.instances.find(settings.instanceId);
     if (!instance) return;
     const cwId = Number(body.id);
-    const conversation = (body.conversation ?? {}) as { id?: number; contact_inbox?: { source_id?: string }; meta?: { sender?: { phone_number?: string | null; identifier?: string | null } } };
+    const conversation = (body.conversation ?? {}) as {
+      id?: number;
+      contact_inbox?: { source_id?: string };
+      meta?: { sender?: { phone_number?: string | null; identifier?: string | null } };
+    };
     if (body.event === 'message_updated') {
       await this.deleteOnWhatsApp(instance, cwId);
       return;
     }
-    if (body.event === 'conversation_status_changed' || body.event === 'conversation_typing_on' || body.event === 'conversation_typing_off') {
+    if (
+      body.event === 'conversation_status_changed' ||
+      body.event === 'conversation_typing_on' ||
+      body.event === 'conversation_typing_off'
+    ) {
       await this.conversationEvent(settings, instance, body);
       return;
     }
     const chat = await this.chatOfConversation(settings, conversation);
     if (!chat) {
-      this.deps.log.warn({ instanceId: instance.id, conversationId: conversation.id }, 'Chatwoot message in a conversation without a WhatsApp chat; ignored');
+      this.deps.log.warn(
+        { instanceId: instance.id, conversationId: conversation.id },
+        'Chatwoot message in a conversation without a WhatsApp chat; ignored',
+      );
       return;
     }
     // Our own post echoed back (a Chatwoot that does not return source_id): known once the post has ended.
@@ -616,7 +706,9 @@ export class ChatwootService {
       if (typeof conversation.id === 'number') {
         await this.client(settings)
           .setMessageStatus(conversation.id, cwId, 'failed', `not sent to WhatsApp: ${reason}`)
-          .catch((statusError: unknown) => this.deps.log.warn({ err: statusError, instanceId: instance.id }, 'could not mark the Chatwoot message failed'));
+          .catch((statusError: unknown) =>
+            this.deps.log.warn({ err: statusError, instanceId: instance.id }, 'could not mark the Chatwoot message failed'),
+          );
       }
       throw error;
     }
@@ -643,11 +735,16 @@ export class ChatwootService {
     const agent = sender.available_name ?? sender.name;
     const content = typeof body.content === 'string' ? body.content.trim() : '';
     const text = content && settings.options.signAgentMessages && agent ? `*${agent}:*\n${content}` : content;
-    const attachments = (Array.isArray(body.attachments) ? body.attachments : []) as { data_url?: string; file_type?: string; extension?: string | null }[];
+    const attachments = (Array.isArray(body.attachments) ? body.attachments : []) as {
+      data_url?: string;
+      file_type?: string;
+      extension?: string | null;
+    }[];
     // The agent replied to a message: the first WhatsApp message quotes the one it maps to (when still stored).
     const replyTo = Number((body.content_attributes as { in_reply_to?: unknown } | undefined)?.in_reply_to);
     const quotedId = Number.isInteger(replyTo) && replyTo > 0 ? (await this.deps.repo.whatsAppIdsOf(instance.id, replyTo))[0] : undefined;
-    let quote: { quoted?: { id: string } } = quotedId && (await this.deps.messages.find(instance.id, quotedId)) ? { quoted: { id: quotedId } } : {};
+    let quote: { quoted?: { id: string } } =
+      quotedId && (await this.deps.messages.find(instance.id, quotedId)) ? { quoted: { id: quotedId } } : {};
     const record = async (message: SentMessage) => {
       quote = {};
       await this.deps.repo.claim(instance.id, chatJid, message.key.id, cwId, this.deps.clock.now());
@@ -666,7 +763,11 @@ export class ChatwootService {
         await this.deps.sending.sendMedia(instance, {
           number: to,
           media: { url: attachment.data_url },
-          ...(attachment.file_type === 'audio' ? { type: 'audio' as const } : attachment.file_type === 'file' ? { type: 'document' as const } : {}),
+          ...(attachment.file_type === 'audio'
+            ? { type: 'audio' as const }
+            : attachment.file_type === 'file'
+              ? { type: 'document' as const }
+              : {}),
           ...(caption ? { caption } : {}),
           ...quote,
         }),
@@ -676,7 +777,11 @@ export class ChatwootService {
 
   private async chatOfConversation(
     settings: ChatwootSettings,
-    conversation: { id?: number; contact_inbox?: { source_id?: string }; meta?: { sender?: { phone_number?: string | null; identifier?: string | null } } },
+    conversation: {
+      id?: number;
+      contact_inbox?: { source_id?: string };
+      meta?: { sender?: { phone_number?: string | null; identifier?: string | null } };
+    },
   ): Promise<ChatMapping | undefined> {
     if (typeof conversation.id === 'number') {
       const byConversation = await this.deps.repo.chatByConversation(settings.instanceId, conversation.id);
@@ -685,13 +790,19 @@ export class ChatwootService {
     const sourceId = conversation.contact_inbox?.source_id;
     const bySource = sourceId ? await this.deps.repo.chatBySource(settings.instanceId, sourceId) : undefined;
     if (bySource) {
-      if (typeof conversation.id === 'number') await this.deps.repo.saveChat(settings.instanceId, { ...bySource, conversationId: conversation.id }, this.deps.clock.now());
+      if (typeof conversation.id === 'number')
+        await this.deps.repo.saveChat(settings.instanceId, { ...bySource, conversationId: conversation.id }, this.deps.clock.now());
       return bySource;
     }
     // A conversation an agent started in Chatwoot with a contact that has a phone number.
     const phone = conversation.meta?.sender?.phone_number;
     const identifier = conversation.meta?.sender?.identifier;
-    const chatJid = identifier && /@(s\.whatsapp\.net|g\.us)$/.test(identifier) ? identifier : phone && /^\+\d{7,15}$/.test(phone) ? `${phone.slice(1)}@s.whatsapp.net` : undefined;
+    const chatJid =
+      identifier && /@(s\.whatsapp\.net|g\.us)$/.test(identifier)
+        ? identifier
+        : phone && /^\+\d{7,15}$/.test(phone)
+          ? `${phone.slice(1)}@s.whatsapp.net`
+          : undefined;
     if (!chatJid || !sourceId || typeof conversation.id !== 'number') return undefined;
     const sender = conversation.meta?.sender as { id?: number } | undefined;
     const chat: ChatMapping = { chatJid, contactId: Number(sender?.id ?? 0), sourceId, conversationId: conversation.id };
@@ -702,7 +813,9 @@ export class ChatwootService {
   /** An agent typing (shown as "typing…" on WhatsApp), or resolving the conversation (the closing message). */
   private async conversationEvent(settings: ChatwootSettings, instance: Instance, body: Data): Promise<void> {
     // conversation_status_changed carries the conversation itself; typing events carry it under `conversation`.
-    const conversation = (body.event === 'conversation_status_changed' ? body : (body.conversation ?? {})) as Parameters<ChatwootService['chatOfConversation']>[1] & { status?: string };
+    const conversation = (body.event === 'conversation_status_changed' ? body : (body.conversation ?? {})) as Parameters<
+      ChatwootService['chatOfConversation']
+    >[1] & { status?: string };
     const chat = await this.chatOfConversation(settings, conversation);
     if (!chat) return;
     const to = chat.chatJid.endsWith('@g.us') ? chat.chatJid : (jidToNumber(chat.chatJid) ?? chat.chatJid);

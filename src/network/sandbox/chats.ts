@@ -30,7 +30,6 @@ export function textOf(message: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
-
 export class SandboxChats implements ChatOperations {
   constructor(
     private readonly world: SandboxWorld,

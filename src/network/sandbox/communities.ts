@@ -46,7 +46,12 @@ export class SandboxCommunities implements CommunityOperations {
     this.world.chat(owner, announce.groupId).conversationTimestamp = announce.creation;
     await this.world.emitTo(
       owner,
-      groupEvent(communityId, 'create', owner, { subject, isCommunity: true, announceGroupId: announce.groupId, participants: [toJid(owner)] }),
+      groupEvent(communityId, 'create', owner, {
+        subject,
+        isCommunity: true,
+        announceGroupId: announce.groupId,
+        participants: [toJid(owner)],
+      }),
     );
     return this.view(community, owner);
   }

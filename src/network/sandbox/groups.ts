@@ -115,7 +115,10 @@ export async function syncCommunityMembers(world: SandboxWorld, communityId: str
     await world.emitToAll(participantNumbers(announce), groupEvent(announce.groupId, 'add', author, { participants: added.map(toJid) }));
   }
   if (removed.length > 0) {
-    await world.emitToAll([...participantNumbers(announce), ...removed], groupEvent(announce.groupId, 'remove', author, { participants: removed.map(toJid) }));
+    await world.emitToAll(
+      [...participantNumbers(announce), ...removed],
+      groupEvent(announce.groupId, 'remove', author, { participants: removed.map(toJid) }),
+    );
   }
 }
 
@@ -319,7 +322,10 @@ export class SandboxGroups implements GroupOperations {
     await this.world.saveGroup(group);
     if (action === 'approve') {
       for (const r of done) this.world.chat(r.number, group.groupId).conversationTimestamp ??= this.world.now();
-      await this.world.emitToAll(participantNumbers(group), groupEvent(group.groupId, 'add', actor, { participants: done.map((r) => r.jid) }));
+      await this.world.emitToAll(
+        participantNumbers(group),
+        groupEvent(group.groupId, 'add', actor, { participants: done.map((r) => r.jid) }),
+      );
       if (group.communityId) await syncCommunityMembers(this.world, group.communityId, actor);
     } else {
       await this.world.emitToAll(
@@ -364,7 +370,8 @@ export class SandboxGroups implements GroupOperations {
   }
 
   private refuseAnnounceInvite(group: GroupState): void {
-    if (group.isCommunityAnnounce) throw errors.conflict('a community announcement group has no invite link; invite people to the community groups');
+    if (group.isCommunityAnnounce)
+      throw errors.conflict('a community announcement group has no invite link; invite people to the community groups');
   }
 
   private byInvite(code: string): GroupState {
@@ -421,14 +428,21 @@ export function mayAddToGroup(world: SandboxWorld, number: string, actor: string
 }
 
 /** Joins through an invite: at once, or as a request when the group wants approval. */
-export async function joinByInvite(world: SandboxWorld, group: GroupState, joiner: string): Promise<{ groupId: string; status: 'joined' | 'requested' }> {
+export async function joinByInvite(
+  world: SandboxWorld,
+  group: GroupState,
+  joiner: string,
+): Promise<{ groupId: string; status: 'joined' | 'requested' }> {
   if (isParticipant(group, joiner)) throw errors.conflict(`already a participant of group ${group.groupId}`);
   if (group.participants.length >= MAX_GROUP_SIZE) throw errors.conflict(`group ${group.groupId} is full (${MAX_GROUP_SIZE} participants)`);
   if (group.joinApproval) {
     if (!group.requests.some((r) => r.number === joiner)) {
       group.requests.push({ number: joiner, requestedAt: world.now() });
       await world.saveGroup(group);
-      await world.emitToAll([...adminNumbers(group), joiner], groupEvent(group.groupId, 'join_request', joiner, { participants: [toJid(joiner)] }));
+      await world.emitToAll(
+        [...adminNumbers(group), joiner],
+        groupEvent(group.groupId, 'join_request', joiner, { participants: [toJid(joiner)] }),
+      );
     }
     return { groupId: group.groupId, status: 'requested' };
   }
@@ -447,9 +461,15 @@ export async function leaveGroup(world: SandboxWorld, group: GroupState, leaver:
   const promoted = heir && !group.participants.some((p) => p.role !== 'member') ? heir : undefined;
   if (promoted) promoted.role = 'admin';
   await world.saveGroup(group);
-  await world.emitToAll([...participantNumbers(group), leaver], groupEvent(group.groupId, 'leave', leaver, { participants: [toJid(leaver)] }));
+  await world.emitToAll(
+    [...participantNumbers(group), leaver],
+    groupEvent(group.groupId, 'leave', leaver, { participants: [toJid(leaver)] }),
+  );
   if (promoted) {
-    await world.emitToAll(participantNumbers(group), groupEvent(group.groupId, 'promote', leaver, { participants: [toJid(promoted.number)] }));
+    await world.emitToAll(
+      participantNumbers(group),
+      groupEvent(group.groupId, 'promote', leaver, { participants: [toJid(promoted.number)] }),
+    );
   }
   if (group.communityId) await syncCommunityMembers(world, group.communityId, leaver);
 }

@@ -130,6 +130,7 @@ export class SandboxLabels implements LabelOperations {
   }
 
   private refuseDuplicate(account: AccountState, name: string): void {
-    if (account.labels.some((l) => l.name.toLowerCase() === name.toLowerCase())) throw errors.conflict(`a label named ${name} already exists`);
+    if (account.labels.some((l) => l.name.toLowerCase() === name.toLowerCase()))
+      throw errors.conflict(`a label named ${name} already exists`);
   }
 }

@@ -73,7 +73,11 @@ export class SandboxMessages implements MessageOperations {
 
   async sendPresence(chatJid: string, state: ChatPresenceState): Promise<void> {
     const me = this.me();
-    const data: EventData<'CHAT_PRESENCE'> = { remoteJid: isGroupJid(chatJid) ? chatJid : toJid(me), participant: toJid(me), presence: state };
+    const data: EventData<'CHAT_PRESENCE'> = {
+      remoteJid: isGroupJid(chatJid) ? chatJid : toJid(me),
+      participant: toJid(me),
+      presence: state,
+    };
     await this.world.emitToAll(this.recipients(chatJid, me), { type: 'CHAT_PRESENCE', data });
   }
 

@@ -91,7 +91,12 @@ export class SandboxNetwork {
   }
 
   /** Delivers a text from any sender (virtual contact or instance) to a linked instance, if any. */
-  async deliverText(from: string, to: string, text: string, id = newMessageId()): Promise<{ key: MessageKey; messageTimestamp: number } | undefined> {
+  async deliverText(
+    from: string,
+    to: string,
+    text: string,
+    id = newMessageId(),
+  ): Promise<{ key: MessageKey; messageTimestamp: number } | undefined> {
     return this.deliver(from, to, { conversation: text }, { id });
   }
 
@@ -139,7 +144,12 @@ export class SandboxNetwork {
    * as the network's `pollUpdateMessage` (options as SHA-256 hashes, already decrypted) and, for
    * convenience, `pollVote` with the option names.
    */
-  async deliverPollVote(from: string, to: string, pollMessageId: string, selectedOptions: string[]): Promise<{ key: MessageKey; messageTimestamp: number }> {
+  async deliverPollVote(
+    from: string,
+    to: string,
+    pollMessageId: string,
+    selectedOptions: string[],
+  ): Promise<{ key: MessageKey; messageTimestamp: number }> {
     const target = this.connectedSession(to);
     const messageTimestamp = Math.floor(this.clock.now() / 1000);
     const key = { remoteJid: toJid(from), fromMe: false, id: newMessageId() };

@@ -71,12 +71,16 @@ export class SandboxNewsletters implements NewsletterOperations {
     throw errors.notFoundText('newsletter invite code is invalid');
   }
 
-  async update(newsletterId: string, changes: { name?: string; description?: string; picture?: ImageInput | null }): Promise<NewsletterInfo> {
+  async update(
+    newsletterId: string,
+    changes: { name?: string; description?: string; picture?: ImageInput | null },
+  ): Promise<NewsletterInfo> {
     const owner = this.me();
     const newsletter = this.ownedBy(newsletterId, owner, 'change it');
     const applied: Record<string, unknown> = {};
     if (changes.name !== undefined) newsletter.name = applied.name = changes.name;
-    if (changes.description !== undefined) newsletter.description = applied.description = changes.description === '' ? null : changes.description;
+    if (changes.description !== undefined)
+      newsletter.description = applied.description = changes.description === '' ? null : changes.description;
     if (changes.picture !== undefined) {
       newsletter.picture = changes.picture ? storePicture(changes.picture) : null;
       applied.pictureId = newsletter.picture?.pictureId ?? null;
@@ -151,16 +155,26 @@ export class SandboxNewsletters implements NewsletterOperations {
     const post = { id: newMessageId(), serverId: newsletter.nextServerId, text, timestamp: this.world.now() };
     newsletter.nextServerId += 1;
     newsletter.posts.push(post);
-    if (newsletter.posts.length > LIMITS.postsPerNewsletter) newsletter.posts.splice(0, newsletter.posts.length - LIMITS.postsPerNewsletter);
+    if (newsletter.posts.length > LIMITS.postsPerNewsletter)
+      newsletter.posts.splice(0, newsletter.posts.length - LIMITS.postsPerNewsletter);
     await this.world.saveNewsletter(newsletter);
     const message = { conversation: text };
     const key = { remoteJid: newsletterId, fromMe: true, id: post.id };
-    await this.world.emitTo(owner, { type: 'SEND_MESSAGE', data: { key, message, messageTimestamp: post.timestamp, serverId: post.serverId, status: 'SENT' } });
+    await this.world.emitTo(owner, {
+      type: 'SEND_MESSAGE',
+      data: { key, message, messageTimestamp: post.timestamp, serverId: post.serverId, status: 'SENT' },
+    });
     await this.world.emitToAll(
       newsletter.followers.map((f) => f.number),
       {
         type: 'MESSAGE',
-        data: { key: { ...key, fromMe: false }, pushName: newsletter.name, message, messageTimestamp: post.timestamp, serverId: post.serverId },
+        data: {
+          key: { ...key, fromMe: false },
+          pushName: newsletter.name,
+          message,
+          messageTimestamp: post.timestamp,
+          serverId: post.serverId,
+        },
       },
     );
     return { key, message, messageTimestamp: post.timestamp, status: 'SENT', serverId: post.serverId };

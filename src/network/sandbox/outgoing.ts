@@ -5,14 +5,7 @@
  * the same shapes on the real network. Media bytes travel beside the payload, not inside it.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  STATUS_JID,
-  isGroupJid,
-  toJid,
-  type MediaPayload,
-  type OutgoingMessage,
-  type QuotedMessage,
-} from '../port.js';
+import { STATUS_JID, isGroupJid, toJid, type MediaPayload, type OutgoingMessage, type QuotedMessage } from '../port.js';
 import { buttonsMessage, carouselMessage, listMessage, pixMessage } from '../interactive.js';
 
 export interface BuiltMessage {

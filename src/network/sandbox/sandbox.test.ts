@@ -14,8 +14,7 @@ import {
 
 // jsqr is CommonJS with a typed default export; take the function whichever way the loader hands it over.
 type Decode = (data: Uint8ClampedArray, width: number, height: number) => { data: string } | null;
-const jsQR: Decode =
-  typeof jsQRModule === 'function' ? (jsQRModule) : (jsQRModule as unknown as { default: Decode }).default;
+const jsQR: Decode = typeof jsQRModule === 'function' ? jsQRModule : (jsQRModule as unknown as { default: Decode }).default;
 
 function decodeQr(dataUrl: string): string | undefined {
   expect(dataUrl.startsWith('data:image/png;base64,')).toBe(true);
@@ -63,7 +62,13 @@ describe('sandbox network', () => {
     const connection = await events.next(a.id, 'CONNECTION', (e) => e.data.status === 'CONNECTED');
     expect(connection.data).toMatchObject({ status: 'CONNECTED', number });
     const status = await gw.api('GET', '/api/v1/instance/status', { key: a.token });
-    expect(status.body).toEqual({ instanceId: a.id, instanceName: a.name, status: 'CONNECTED', number, health: { score: 100, reasons: [] } });
+    expect(status.body).toEqual({
+      instanceId: a.id,
+      instanceName: a.name,
+      status: 'CONNECTED',
+      number,
+      health: { score: 100, reasons: [] },
+    });
     expect((await gw.api('GET', '/api/v1/instance/qr', { key: a.token })).status).toBe(409);
     // Statuses went created -> CONNECTING -> QRCODE -> CONNECTED.
     expect(events.of(a.id, 'CONNECTION').map((e) => e.data.status)).toEqual(['CONNECTING', 'QRCODE', 'CONNECTED']);
@@ -79,9 +84,15 @@ describe('sandbox network', () => {
     const inUse = await gw.api('POST', '/api/v1/sandbox/scan', { key: gw.adminKey, body: { instanceId: a.id, number: taken.number } });
     expect(inUse.status).toBe(409);
     expect(inUse.body.error).toMatch(/already linked/);
-    const unknown = await gw.api('POST', '/api/v1/sandbox/scan', { key: gw.adminKey, body: { instanceId: 'nope', number: uniqueNumber() } });
+    const unknown = await gw.api('POST', '/api/v1/sandbox/scan', {
+      key: gw.adminKey,
+      body: { instanceId: 'nope', number: uniqueNumber() },
+    });
     expect(unknown.status).toBe(404);
-    const tokenNotAdmin = await gw.api('POST', '/api/v1/sandbox/scan', { key: a.token, body: { instanceId: a.id, number: uniqueNumber() } });
+    const tokenNotAdmin = await gw.api('POST', '/api/v1/sandbox/scan', {
+      key: a.token,
+      body: { instanceId: a.id, number: uniqueNumber() },
+    });
     expect(tokenNotAdmin.status).toBe(403);
   });
 
@@ -93,7 +104,10 @@ describe('sandbox network', () => {
     expect(pair.body.pairingCode).toMatch(/^\d{8}$/);
     expect(pair.body.number).toBe(number);
 
-    const wrongPhone = await gw.api('POST', '/api/v1/sandbox/pair', { key: gw.adminKey, body: { number: uniqueNumber(), code: pair.body.pairingCode } });
+    const wrongPhone = await gw.api('POST', '/api/v1/sandbox/pair', {
+      key: gw.adminKey,
+      body: { number: uniqueNumber(), code: pair.body.pairingCode },
+    });
     expect(wrongPhone.status).toBe(409);
     const badCode = await gw.api('POST', '/api/v1/sandbox/pair', { key: gw.adminKey, body: { number, code: '1234567' } });
     expect(badCode.status).toBe(400);
@@ -146,23 +160,44 @@ describe('sandbox network', () => {
     const msg = await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from: contact, to: a.number, text: 'oi' } });
     expect(msg.status).toBe(200);
     const message = await events.next(a.id, 'MESSAGE', (e) => e.data.key.id === msg.body.key.id);
-    expect(message.data).toMatchObject({ pushName: 'Maria', message: { conversation: 'oi' }, key: { remoteJid: `${contact}@s.whatsapp.net`, fromMe: false } });
+    expect(message.data).toMatchObject({
+      pushName: 'Maria',
+      message: { conversation: 'oi' },
+      key: { remoteJid: `${contact}@s.whatsapp.net`, fromMe: false },
+    });
 
-    const unknown = await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from: contact, to: uniqueNumber(), text: 'x' } });
+    const unknown = await gw.api('POST', '/api/v1/sandbox/messages', {
+      key: gw.adminKey,
+      body: { from: contact, to: uniqueNumber(), text: 'x' },
+    });
     expect(unknown.status).toBe(404);
 
     const sent = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: contact, text: 'read me' } });
-    const read = await gw.api('POST', '/api/v1/sandbox/read', { key: gw.adminKey, body: { from: contact, to: a.number, messageIds: [sent.body.key.id] } });
+    const read = await gw.api('POST', '/api/v1/sandbox/read', {
+      key: gw.adminKey,
+      body: { from: contact, to: a.number, messageIds: [sent.body.key.id] },
+    });
     expect(read.body).toEqual({ receipts: 1 });
     const receipt = await events.next(a.id, 'READ_RECEIPT');
-    expect(receipt.data).toMatchObject({ key: { remoteJid: `${contact}@s.whatsapp.net`, fromMe: true, id: sent.body.key.id }, receipt: 'read' });
+    expect(receipt.data).toMatchObject({
+      key: { remoteJid: `${contact}@s.whatsapp.net`, fromMe: true, id: sent.body.key.id },
+      receipt: 'read',
+    });
 
     await gw.api('POST', '/api/v1/sandbox/presence', { key: gw.adminKey, body: { from: contact, to: a.number, presence: 'available' } });
     expect((await events.next(a.id, 'PRESENCE')).data).toEqual({ id: `${contact}@s.whatsapp.net`, presence: 'available' });
     await gw.api('POST', '/api/v1/sandbox/presence', { key: gw.adminKey, body: { from: contact, to: a.number, presence: 'composing' } });
-    expect((await events.next(a.id, 'CHAT_PRESENCE')).data).toMatchObject({ remoteJid: `${contact}@s.whatsapp.net`, presence: 'composing' });
+    expect((await events.next(a.id, 'CHAT_PRESENCE')).data).toMatchObject({
+      remoteJid: `${contact}@s.whatsapp.net`,
+      presence: 'composing',
+    });
     const call = await gw.api('POST', '/api/v1/sandbox/calls', { key: gw.adminKey, body: { from: contact, to: a.number, isVideo: true } });
-    expect((await events.next(a.id, 'CALL')).data).toMatchObject({ id: call.body.callId, from: `${contact}@s.whatsapp.net`, status: 'offer', isVideo: true });
+    expect((await events.next(a.id, 'CALL')).data).toMatchObject({
+      id: call.body.callId,
+      from: `${contact}@s.whatsapp.net`,
+      status: 'offer',
+      isVideo: true,
+    });
   });
 
   it('reconnects by itself after a dropped connection and says so in CONNECTION events', async () => {

@@ -20,7 +20,16 @@ import {
 } from '../port.js';
 import { newMessageId, type SandboxNetwork } from './network.js';
 import { buildOutgoing } from './outgoing.js';
-import type { CallOperations, ChatOperations, CommunityOperations, GroupOperations, LabelOperations, MessageOperations, NewsletterOperations, UserOperations } from '../port.js';
+import type {
+  CallOperations,
+  ChatOperations,
+  CommunityOperations,
+  GroupOperations,
+  LabelOperations,
+  MessageOperations,
+  NewsletterOperations,
+  UserOperations,
+} from '../port.js';
 
 export interface SandboxTiming {
   qrIntervalMs: number;
@@ -40,7 +49,6 @@ export interface IncomingMessage {
 }
 
 const PAIRING_CODE_TTL_MS = 180_000;
-
 
 export class SandboxSession implements Session {
   private status: InstanceStatus;

@@ -59,7 +59,12 @@ export class SandboxUsers implements UserOperations {
     await this.world.hydrate(owner);
     const contacts = this.world
       .contactsOf(owner)
-      .map((number) => ({ jid: toJid(number), number, name: this.world.displayName(number), isBusiness: Boolean(this.world.findAccount(number)?.business) }))
+      .map((number) => ({
+        jid: toJid(number),
+        number,
+        name: this.world.displayName(number),
+        isBusiness: Boolean(this.world.findAccount(number)?.business),
+      }))
       .sort((a, b) => a.name.localeCompare(b.name) || a.number.localeCompare(b.number));
     return pageOf(contacts, page);
   }
@@ -94,7 +99,10 @@ export class SandboxUsers implements UserOperations {
 
   async blocklist(page: PageRequest): Promise<PageOf<{ jid: string; number: string }>> {
     const account = this.world.account(this.me());
-    return pageOf(account.blocked.map((number) => ({ jid: toJid(number), number })), page);
+    return pageOf(
+      account.blocked.map((number) => ({ jid: toJid(number), number })),
+      page,
+    );
   }
 
   async profile(): Promise<OwnProfile> {

@@ -136,7 +136,6 @@ export const DEFAULT_PRIVACY: PrivacySettings = {
 
 const STATUS_BROADCAST = 'status@broadcast';
 
-
 export function randomDigits(count: number): string {
   let out = '';
   while (out.length < count) out += String(randomInt(0, 1_000_000_000)).padStart(9, '0');
@@ -155,8 +154,6 @@ export function storePicture(image: ImageInput): StoredPicture {
   return { pictureId: randomDigits(16), mimetype: image.mimetype, base64: image.data.toString('base64') };
 }
 
-
-
 export function chatKindOf(jid: string): ChatKind {
   if (isGroupJid(jid)) return 'group';
   if (isNewsletterJid(jid)) return 'newsletter';
@@ -174,7 +171,11 @@ export interface StoredChatMessage {
 
 /** The gateway's message store, newest first (only what the world needs of it). */
 export interface StoredHistory {
-  search(instanceId: string, filter: Record<string, never>, page: { offset: number; limit: number }): Promise<{ items: StoredChatMessage[] }>;
+  search(
+    instanceId: string,
+    filter: Record<string, never>,
+    page: { offset: number; limit: number },
+  ): Promise<{ items: StoredChatMessage[] }>;
 }
 
 /** The newest messages of an account read back from the store after a restart. */

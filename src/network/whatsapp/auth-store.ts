@@ -83,7 +83,8 @@ export class WhatsAppAuthStore {
       for (const row of rows) {
         let value = deserialise<SignalDataTypeMap[T]>(row.value);
         // Baileys expects the protobuf class here, not the plain object JSON gives back.
-        if (type === 'app-state-sync-key') value = proto.Message.AppStateSyncKeyData.fromObject(value as object) as unknown as SignalDataTypeMap[T];
+        if (type === 'app-state-sync-key')
+          value = proto.Message.AppStateSyncKeyData.fromObject(value as object) as unknown as SignalDataTypeMap[T];
         found[row.key_id] = value;
       }
     }
@@ -112,7 +113,8 @@ export class WhatsAppAuthStore {
     for (const op of ops) {
       const run = runs[runs.length - 1];
       const last = run?.[run.length - 1];
-      const sameRun = last && run.length < CHUNK && (last.value === null) === (op.value === null) && (op.value !== null || last.type === op.type);
+      const sameRun =
+        last && run.length < CHUNK && (last.value === null) === (op.value === null) && (op.value !== null || last.type === op.type);
       if (sameRun) run.push(op);
       else runs.push([op]);
     }
@@ -183,7 +185,11 @@ export class WhatsAppAuthStore {
         await trx
           .insertInto('whatsapp_lid_mappings')
           .values(part)
-          .onConflict((oc) => oc.columns(['instance_id', 'lid']).doUpdateSet((eb) => ({ pn: eb.ref('excluded.pn'), updated_at: eb.ref('excluded.updated_at') })))
+          .onConflict((oc) =>
+            oc
+              .columns(['instance_id', 'lid'])
+              .doUpdateSet((eb) => ({ pn: eb.ref('excluded.pn'), updated_at: eb.ref('excluded.updated_at') })),
+          )
           .execute();
       }
     });
@@ -192,7 +198,14 @@ export class WhatsAppAuthStore {
   async findPhones(instanceId: string, lids: string[]): Promise<LidPair[]> {
     const out: LidPair[] = [];
     for (const part of chunks([...new Set(lids)])) {
-      out.push(...(await this.db.selectFrom('whatsapp_lid_mappings').select(['lid', 'pn']).where('instance_id', '=', instanceId).where('lid', 'in', part).execute()));
+      out.push(
+        ...(await this.db
+          .selectFrom('whatsapp_lid_mappings')
+          .select(['lid', 'pn'])
+          .where('instance_id', '=', instanceId)
+          .where('lid', 'in', part)
+          .execute()),
+      );
     }
     return out;
   }
@@ -200,7 +213,14 @@ export class WhatsAppAuthStore {
   async findLids(instanceId: string, pns: string[]): Promise<LidPair[]> {
     const out: LidPair[] = [];
     for (const part of chunks([...new Set(pns)])) {
-      out.push(...(await this.db.selectFrom('whatsapp_lid_mappings').select(['lid', 'pn']).where('instance_id', '=', instanceId).where('pn', 'in', part).execute()));
+      out.push(
+        ...(await this.db
+          .selectFrom('whatsapp_lid_mappings')
+          .select(['lid', 'pn'])
+          .where('instance_id', '=', instanceId)
+          .where('pn', 'in', part)
+          .execute()),
+      );
     }
     return out;
   }

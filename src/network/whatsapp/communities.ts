@@ -53,9 +53,7 @@ export class WhatsAppCommunities implements CommunityOperations {
       refused: 'WhatsApp refused to create the community',
     });
     if (!meta)
-      throw errors.networkError(
-        'WhatsApp created the community but its details could not be read; list the communities to find it',
-      );
+      throw errors.networkError('WhatsApp created the community but its details could not be read; list the communities to find it');
     this.ctx.groupCache.set(meta.id, meta);
     return this.info(meta.id);
   }
@@ -148,8 +146,7 @@ export class WhatsAppCommunities implements CommunityOperations {
 
   private async parent(communityId: string): Promise<GroupMetadata> {
     const meta = await this.groupOps.metadata(communityId);
-    if (!meta.isCommunity)
-      throw errors.notFoundText(`community ${communityId} not found (${communityId} is a group, not a community)`);
+    if (!meta.isCommunity) throw errors.notFoundText(`community ${communityId} not found (${communityId} is a group, not a community)`);
     return meta;
   }
 

@@ -47,7 +47,9 @@ interface Setup {
   session: WhatsAppSession;
 }
 
-async function setup(options: { host?: RecordingHost; instanceId?: string; proxyUrl?: string; settings?: Partial<WhatsAppSettings> } = {}): Promise<Setup> {
+async function setup(
+  options: { host?: RecordingHost; instanceId?: string; proxyUrl?: string; settings?: Partial<WhatsAppSettings> } = {},
+): Promise<Setup> {
   const instanceId = options.instanceId ?? (await addInstance());
   const host = options.host ?? new RecordingHost(instanceId);
   const timers = new ManualTimers();
@@ -161,7 +163,9 @@ describe('pairing', () => {
     const code = await s.session.requestPairingCode(PHONE);
     const connection = await registering;
     expect(code).toMatch(/^[1-9]{8}$/);
-    const hello = await connection.waitForNode((node) => node.tag === 'iq' && Array.isArray(node.content) && node.content[0]?.tag === 'link_code_companion_reg');
+    const hello = await connection.waitForNode(
+      (node) => node.tag === 'iq' && Array.isArray(node.content) && node.content[0]?.tag === 'link_code_companion_reg',
+    );
     const reg = (hello.content as { attrs: Record<string, string> }[])[0]!;
     expect(reg.attrs.jid).toBe(`${PHONE}@s.whatsapp.net`);
     expect(reg.attrs.stage).toBe('companion_hello');
@@ -242,7 +246,10 @@ describe('reconnect policy by close code', () => {
     server.preKeysOnServer = 0;
     const s = await linked();
     // Baileys uploaded a full set of pre-keys at login: they are in the database.
-    await s.connection.waitForNode((node) => node.tag === 'iq' && node.attrs.xmlns === 'encrypt' && Array.isArray(node.content) && node.content.some((c) => c.tag === 'list'));
+    await s.connection.waitForNode(
+      (node) =>
+        node.tag === 'iq' && node.attrs.xmlns === 'encrypt' && Array.isArray(node.content) && node.content.some((c) => c.tag === 'list'),
+    );
     expect(await s.driver.store.countKeys(s.instanceId)).toBeGreaterThan(800);
     await s.connection.streamError('401', { tag: 'conflict', attrs: { type: 'device_removed' } });
     const out = await s.host.connection('LOGGED_OUT', 'device_removed');
@@ -277,7 +284,9 @@ describe('operations', () => {
   it('logout tells WhatsApp to remove the device, wipes the auth state and reports LOGGED_OUT', async () => {
     const s = await linked();
     await s.session.logout();
-    const removal = await s.connection.waitForNode((node) => node.tag === 'iq' && Array.isArray(node.content) && node.content[0]?.tag === 'remove-companion-device');
+    const removal = await s.connection.waitForNode(
+      (node) => node.tag === 'iq' && Array.isArray(node.content) && node.content[0]?.tag === 'remove-companion-device',
+    );
     expect((removal.content as { attrs: Record<string, string> }[])[0]!.attrs.jid).toBe(`${PHONE}:7@s.whatsapp.net`);
     await s.host.connection('LOGGED_OUT', 'logged_out');
     expect(await s.driver.store.loadCreds(s.instanceId)).toBeUndefined();
@@ -290,7 +299,11 @@ describe('operations', () => {
     await s.session.reconnect();
     expect((await next).kind).toBe('login');
     await s.host.connection('CONNECTED', undefined, mark);
-    expect(s.host.connectionLog().slice(-3)).toEqual(['DISCONNECTED:reconnect_requested', 'CONNECTING:reconnecting', 'CONNECTED:connected']);
+    expect(s.host.connectionLog().slice(-3)).toEqual([
+      'DISCONNECTED:reconnect_requested',
+      'CONNECTING:reconnecting',
+      'CONNECTED:connected',
+    ]);
     expect(s.connection.open).toBe(false);
   });
 
@@ -314,7 +327,9 @@ describe('operations', () => {
 
   it('send refuses when the socket is not open', async () => {
     const s = await setup();
-    await expect(s.session.send({ kind: 'text', to: PHONE, text: 'hi', linkPreview: false })).rejects.toMatchObject({ code: 'instance_not_connected' });
+    await expect(s.session.send({ kind: 'text', to: PHONE, text: 'hi', linkPreview: false })).rejects.toMatchObject({
+      code: 'instance_not_connected',
+    });
   });
 
   it('connects through the instance proxy (HTTP CONNECT)', async () => {

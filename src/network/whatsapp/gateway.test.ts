@@ -55,24 +55,40 @@ describe('whatsapp instances through the API', () => {
     expect((await gw.api('GET', '/api/v1/instance/settings', { key: instance.token })).body).toEqual({ interactiveMessages: false });
     const enabled = await gw.api('POST', '/api/v1/instance/settings', { key: instance.token, body: { interactiveMessages: true } });
     expect(enabled.body).toEqual({ interactiveMessages: true });
-    const allowed = await gw.api('POST', '/api/v1/send/button', { key: instance.token, body: button }).catch((error: unknown) => ({ status: 0, body: { error: String(error) } }));
+    const allowed = await gw
+      .api('POST', '/api/v1/send/button', { key: instance.token, body: button })
+      .catch((error: unknown) => ({ status: 0, body: { error: String(error) } }));
     expect(allowed.body.error ?? '').not.toMatch(/interactive/);
 
     // Deleting the instance deletes its linked-device state.
-    const before = await gw.storage.db.selectFrom('whatsapp_auth_creds').select('instance_id').where('instance_id', '=', instance.id).execute();
+    const before = await gw.storage.db
+      .selectFrom('whatsapp_auth_creds')
+      .select('instance_id')
+      .where('instance_id', '=', instance.id)
+      .execute();
     expect(before).toHaveLength(1);
     const deleted = await gw.api('DELETE', `/api/v1/instance/delete/${instance.id}`, { key: gw.adminKey });
     expect(deleted.status).toBe(200);
-    const after = await gw.storage.db.selectFrom('whatsapp_auth_creds').select('instance_id').where('instance_id', '=', instance.id).execute();
+    const after = await gw.storage.db
+      .selectFrom('whatsapp_auth_creds')
+      .select('instance_id')
+      .where('instance_id', '=', instance.id)
+      .execute();
     expect(after).toEqual([]);
   });
 
   it('the admin sets and clears an instance proxy; bad URLs are refused', async () => {
     const instance = await createInstance(gw, { network: 'whatsapp' });
-    const set = await gw.api('POST', `/api/v1/instance/proxy/${instance.id}`, { key: gw.adminKey, body: { proxyUrl: 'socks5://user:secret@127.0.0.1:1080' } });
+    const set = await gw.api('POST', `/api/v1/instance/proxy/${instance.id}`, {
+      key: gw.adminKey,
+      body: { proxyUrl: 'socks5://user:secret@127.0.0.1:1080' },
+    });
     expect(set.status).toBe(200);
     expect(set.body).toEqual({ instanceId: instance.id, proxyUrl: 'socks5://user:***@127.0.0.1:1080', status: 'created' });
-    const bad = await gw.api('POST', `/api/v1/instance/proxy/${instance.id}`, { key: gw.adminKey, body: { proxyUrl: 'ftp://127.0.0.1:21' } });
+    const bad = await gw.api('POST', `/api/v1/instance/proxy/${instance.id}`, {
+      key: gw.adminKey,
+      body: { proxyUrl: 'ftp://127.0.0.1:21' },
+    });
     expect(bad.status).toBe(400);
     const byInstance = await gw.api('POST', `/api/v1/instance/proxy/${instance.id}`, { key: instance.token, body: { proxyUrl: null } });
     expect(byInstance.status).toBe(403);

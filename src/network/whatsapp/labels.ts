@@ -72,8 +72,7 @@ export class WhatsAppLabels implements LabelOperations {
     const messageId = target.messageId;
     if (messageId !== undefined) {
       const message = await this.link.messages.find(instanceId, messageId);
-      if (!message || message.key.remoteJid !== chatJid)
-        throw errors.notFoundText(`message ${messageId} not found in chat ${chatJid}`);
+      if (!message || message.key.remoteJid !== chatJid) throw errors.notFoundText(`message ${messageId} not found in chat ${chatJid}`);
     }
     const key = messageId ?? '';
     const before = (await state.labelsOn(instanceId, chatJid, [key])).get(key) ?? [];

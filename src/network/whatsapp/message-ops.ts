@@ -112,7 +112,10 @@ export class WhatsAppMessageOps implements MessageOperations {
     try {
       await socket.readMessages(keys);
     } catch (error) {
-      throw refusal(error, { notFound: `a message of chat ${chatJid}`, refused: `WhatsApp does not let this account mark messages of ${chatJid} read` });
+      throw refusal(error, {
+        notFound: `a message of chat ${chatJid}`,
+        refused: `WhatsApp does not let this account mark messages of ${chatJid} read`,
+      });
     }
   }
 
@@ -153,7 +156,10 @@ export class WhatsAppMessageOps implements MessageOperations {
     try {
       sent = await socket.sendMessage(key.remoteJid ?? '', content);
     } catch (error) {
-      throw refusal(error, { notFound: `message ${key.id ?? ''} in chat ${key.remoteJid ?? ''}`, refused: `WhatsApp does not let this account change message ${key.id ?? ''}` });
+      throw refusal(error, {
+        notFound: `message ${key.id ?? ''} in chat ${key.remoteJid ?? ''}`,
+        refused: `WhatsApp does not let this account change message ${key.id ?? ''}`,
+      });
     }
     if (!sent?.key.id) throw errors.networkError('WhatsApp did not accept the message');
     await this.ctx.sent(sent);

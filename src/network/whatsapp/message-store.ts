@@ -74,8 +74,6 @@ export class MemoryMessageStore implements DriverMessageStore {
   }
 }
 
-
-
 /** Memory first, then the shared store (whose JSON is turned back into the protobuf). */
 export class LayeredMessageStore implements DriverMessageStore {
   constructor(

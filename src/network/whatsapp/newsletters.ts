@@ -267,10 +267,7 @@ export class WhatsAppNewsletters implements NewsletterOperations {
     const failure = body?.errors?.[0];
     if (failure) {
       const detail = ` (WhatsApp: ${failure.message ?? 'error'})`;
-      throw (
-        refusalFor(failure.extensions?.error_code, detail, text) ??
-        errors.networkError(`WhatsApp refused the request${detail}`)
-      );
+      throw refusalFor(failure.extensions?.error_code, detail, text) ?? errors.networkError(`WhatsApp refused the request${detail}`);
     }
     const data = body?.data?.[path];
     if (!data) throw errors.networkError(`WhatsApp answered the ${what} query without data`);

@@ -30,7 +30,6 @@ export function isOwn(ctx: OperationsContext, jid: string | null | undefined): b
   return Boolean(jid) && ctx.ownJids().includes(normalise(jid!));
 }
 
-
 /** Numbers as the network's phone JIDs. */
 export function phoneJids(numbers: string[]): string[] {
   return [...new Set(numbers)].map((number) => `${number}@s.whatsapp.net`);

@@ -39,11 +39,19 @@ describe('decideOnClose', () => {
   });
 
   it('401 with device_removed says so', () => {
-    expect(decideOnClose({ ...base, code: 401, detail: 'device_removed' }, backoff, half)).toEqual({ action: 'logout', status: 'LOGGED_OUT', reason: 'device_removed' });
+    expect(decideOnClose({ ...base, code: 401, detail: 'device_removed' }, backoff, half)).toEqual({
+      action: 'logout',
+      status: 'LOGGED_OUT',
+      reason: 'device_removed',
+    });
   });
 
   it('408 after unscanned QR codes stops instead of reconnecting', () => {
-    expect(decideOnClose({ ...base, code: 408, linked: false, showedQr: true }, backoff, half)).toEqual({ action: 'stop', status: 'DISCONNECTED', reason: 'qr_attempts_exhausted' });
+    expect(decideOnClose({ ...base, code: 408, linked: false, showedQr: true }, backoff, half)).toEqual({
+      action: 'stop',
+      status: 'DISCONNECTED',
+      reason: 'qr_attempts_exhausted',
+    });
     // A linked session that loses its connection still reconnects.
     expect(decideOnClose({ ...base, code: 408, linked: true, showedQr: false }, backoff, half).action).toBe('reconnect');
   });

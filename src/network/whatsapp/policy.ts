@@ -66,7 +66,11 @@ export function decideOnClose(context: CloseContext, backoff: BackoffSettings, r
     case CLOSE_CODES.restartRequired:
       return { action: 'reconnect', delayMs: 0, status: 'CONNECTING', reason: 'restart_required' };
     case CLOSE_CODES.loggedOut:
-      return { action: 'logout', status: 'LOGGED_OUT', reason: context.detail === 'device_removed' ? 'device_removed' : 'logged_out_from_phone' };
+      return {
+        action: 'logout',
+        status: 'LOGGED_OUT',
+        reason: context.detail === 'device_removed' ? 'device_removed' : 'logged_out_from_phone',
+      };
     case CLOSE_CODES.connectionReplaced:
       return { action: 'stop', status: 'DISCONNECTED', reason: 'connection_replaced' };
     case CLOSE_CODES.forbidden:

@@ -211,7 +211,8 @@ export class WhatsAppSession implements Session {
       socket: () => this.openSocketOrFail(),
       addresses: this.directory,
       groupCache: this.groupCache,
-      ownJids: () => [this.auth?.state.creds.me?.id, this.auth?.state.creds.me?.lid].filter((jid): jid is string => Boolean(jid)).map(normalise),
+      ownJids: () =>
+        [this.auth?.state.creds.me?.id, this.auth?.state.creds.me?.lid].filter((jid): jid is string => Boolean(jid)).map(normalise),
       send: (message) => this.send(message),
     };
     this.groupOps = new WhatsAppGroups(operations);
@@ -368,14 +369,19 @@ export class WhatsAppSession implements Session {
     };
     const plan = await planOutgoing(message, context);
     if (isGroupJid(plan.jid)) await this.warmGroup(socket, plan.jid);
-    if ('delayMs' in message && message.delayMs) await this.showTyping(socket, plan.jid, message.delayMs, message.kind === 'media' && message.voiceNote === true);
+    if ('delayMs' in message && message.delayMs)
+      await this.showTyping(socket, plan.jid, message.delayMs, message.kind === 'media' && message.voiceNote === true);
     let sent: WAMessage | undefined;
     try {
       if (plan.kind === 'content') {
         sent = await socket.sendMessage(plan.jid, plan.content, plan.options);
       } else {
         const id = await socket.relayMessage(plan.jid, plan.message, { additionalNodes: plan.additionalNodes });
-        sent = { key: { remoteJid: plan.jid, fromMe: true, id }, message: plan.message, messageTimestamp: Math.floor(this.deps.clock.now() / 1000) };
+        sent = {
+          key: { remoteJid: plan.jid, fromMe: true, id },
+          message: plan.message,
+          messageTimestamp: Math.floor(this.deps.clock.now() / 1000),
+        };
       }
     } catch (error) {
       throw refusal(error, { notFound: `chat ${plan.jid}`, refused: `WhatsApp does not let this account send to ${plan.jid}` });
@@ -389,7 +395,11 @@ export class WhatsAppSession implements Session {
     const messageTimestamp = toSeconds(sent.messageTimestamp) || Math.floor(this.deps.clock.now() / 1000);
     const media = sentMedia(message);
     // The message is out: a failure to record its event must not turn the send into an error (a retry would send it twice).
-    await this.emit({ type: 'SEND_MESSAGE', data: { key, message: content, messageTimestamp, status: 'SENT' }, ...(media ? { media } : {}) });
+    await this.emit({
+      type: 'SEND_MESSAGE',
+      data: { key, message: content, messageTimestamp, status: 'SENT' },
+      ...(media ? { media } : {}),
+    });
     return { key, message: content, messageTimestamp, status: 'SENT' };
   }
 
@@ -429,7 +439,9 @@ export class WhatsAppSession implements Session {
       connectTimeoutMs: settings.connectTimeoutMs,
       markOnlineOnConnect: false,
       syncFullHistory: settings.syncFullHistory,
-      ...(this.proxy ? { agent: this.proxy.agent as never, fetchAgent: this.proxy.agent as never, options: { dispatcher: this.proxy.dispatcher } } : {}),
+      ...(this.proxy
+        ? { agent: this.proxy.agent as never, fetchAgent: this.proxy.agent as never, options: { dispatcher: this.proxy.dispatcher } }
+        : {}),
       msgRetryCounterCache: this.retryCounters,
       userDevicesCache: this.deviceCache,
       cachedGroupMetadata: async (jid) => this.groupCache.get<GroupMetadata>(jid),
@@ -438,7 +450,9 @@ export class WhatsAppSession implements Session {
     this.socket = socket;
     socket.ev.process((events) => {
       // Serialised: the translation of one batch is async (LID look-ups) and events must keep their order.
-      this.inbox = this.inbox.then(() => this.onEvents(generation, events)).catch((error: unknown) => this.deps.logger.error({ err: error }, 'whatsapp event handling failed'));
+      this.inbox = this.inbox
+        .then(() => this.onEvents(generation, events))
+        .catch((error: unknown) => this.deps.logger.error({ err: error }, 'whatsapp event handling failed'));
     });
   }
 
@@ -482,7 +496,13 @@ export class WhatsAppSession implements Session {
     if (this.closed) return;
     const auth = await this.authState();
     const decision = decideOnClose(
-      { code: closeCode(error), detail: closeDetail(error), linked: auth.isLinked(), showedQr: this.showedQr, attempt: this.reconnectAttempt },
+      {
+        code: closeCode(error),
+        detail: closeDetail(error),
+        linked: auth.isLinked(),
+        showedQr: this.showedQr,
+        attempt: this.reconnectAttempt,
+      },
       this.deps.settings.reconnect,
       this.deps.random,
     );
@@ -562,7 +582,14 @@ export class WhatsAppSession implements Session {
       await this.tolerate('remember messages', async () => {
         for (const message of upsert.messages) await this.remember(message);
       });
-      out.push(...upsertEvents(upsert, this.inbound, (id) => this.sentIds.has(id), (message) => this.mediaOf(message)));
+      out.push(
+        ...upsertEvents(
+          upsert,
+          this.inbound,
+          (id) => this.sentIds.has(id),
+          (message) => this.mediaOf(message),
+        ),
+      );
       for (const message of upsert.messages) {
         await this.tolerate('decrypt a poll vote', async () => {
           const vote = await this.pollVote(message);
@@ -592,8 +619,10 @@ export class WhatsAppSession implements Session {
     if (events['labels.association']) out.push(...labelEvents({ kind: 'association', change: events['labels.association'] }, this.inbound));
     if (events['newsletter.reaction']) out.push(...newsletterEvents({ kind: 'reaction', event: events['newsletter.reaction'] }));
     if (events['newsletter.view']) out.push(...newsletterEvents({ kind: 'view', event: events['newsletter.view'] }));
-    if (events['newsletter-participants.update']) out.push(...newsletterEvents({ kind: 'participants', event: events['newsletter-participants.update'] }));
-    if (events['newsletter-settings.update']) out.push(...newsletterEvents({ kind: 'settings', event: events['newsletter-settings.update'] }));
+    if (events['newsletter-participants.update'])
+      out.push(...newsletterEvents({ kind: 'participants', event: events['newsletter-participants.update'] }));
+    if (events['newsletter-settings.update'])
+      out.push(...newsletterEvents({ kind: 'settings', event: events['newsletter-settings.update'] }));
     for (const event of out) await this.emit(event);
     if (connection?.connection === 'close') await this.lock.run(() => this.onClose(generation, connection.lastDisconnect?.error));
   }
@@ -684,7 +713,13 @@ export class WhatsAppSession implements Session {
     const creation = pollContent?.pollCreationMessage ?? pollContent?.pollCreationMessageV2 ?? pollContent?.pollCreationMessageV3;
     const secret = poll?.message.messageContextInfo?.messageSecret;
     if (!creation || !secret) {
-      return { type: 'MESSAGE', data: { ...messageData(message, this.directory), pollVote: { pollKey: keyView(pollKey, this.directory), decrypted: false, reason: 'poll_not_found' } } };
+      return {
+        type: 'MESSAGE',
+        data: {
+          ...messageData(message, this.directory),
+          pollVote: { pollKey: keyView(pollKey, this.directory), decrypted: false, reason: 'poll_not_found' },
+        },
+      };
     }
     const me = this.auth?.state.creds.me;
     const own = [me?.id, me?.lid].filter((jid): jid is string => Boolean(jid)).map((jid) => jidNormalizedUser(jid));
@@ -695,10 +730,18 @@ export class WhatsAppSession implements Session {
       return other ? [plain, other] : [plain];
     };
     const creators = pollKey.fromMe ? own : withAlternates(pollKey.participant ?? pollKey.remoteJid);
-    const voters = message.key.fromMe ? own : withAlternates(message.key.participant ?? message.key.remoteJid, message.key.participantAlt ?? message.key.remoteJidAlt);
+    const voters = message.key.fromMe
+      ? own
+      : withAlternates(message.key.participant ?? message.key.remoteJid, message.key.participantAlt ?? message.key.remoteJidAlt);
     const decrypted = decryptVote(update.vote, pollKey.id, secret, creators, voters);
     if (!decrypted) {
-      return { type: 'MESSAGE', data: { ...messageData(message, this.directory), pollVote: { pollKey: keyView(pollKey, this.directory), decrypted: false, reason: 'decryption_failed' } } };
+      return {
+        type: 'MESSAGE',
+        data: {
+          ...messageData(message, this.directory),
+          pollVote: { pollKey: keyView(pollKey, this.directory), decrypted: false, reason: 'decryption_failed' },
+        },
+      };
     }
     const names = pollOptions(creation);
     const votes = this.pollVotes.get(pollKey.id) ?? new Map<string, string[]>();
@@ -782,4 +825,3 @@ function sentMedia(message: OutgoingMessage): EventMedia | undefined {
   const media = attachmentOf(message);
   return media ? eventMediaOf(media) : undefined;
 }
-

@@ -117,7 +117,8 @@ export function upsertEvents(
 /** The downloadable media inside a message (image, video, audio, document, sticker), if any. */
 export function mediaContentOf(message: proto.IMessage | null | undefined): { mimetype: string; fileName?: string } | undefined {
   const content = normalizeMessageContent(message);
-  const media = content?.imageMessage ?? content?.videoMessage ?? content?.audioMessage ?? content?.documentMessage ?? content?.stickerMessage;
+  const media =
+    content?.imageMessage ?? content?.videoMessage ?? content?.audioMessage ?? content?.documentMessage ?? content?.stickerMessage;
   if (!media?.mediaKey || !(media.directPath || media.url)) return undefined;
   const fileName = content?.documentMessage?.fileName;
   return { mimetype: media.mimetype ?? 'application/octet-stream', ...(fileName ? { fileName } : {}) };
@@ -142,7 +143,12 @@ export function updateEvents(updates: WAMessageUpdate[], ctx: InboundContext): C
         const code = params[0] === undefined ? null : String(params[0]);
         events.push({
           type: 'SEND_MESSAGE',
-          data: { key: view, status: 'FAILED', error: { code, message: params[1] === undefined ? `rejected by the network (error ${code ?? 'unknown'})` : String(params[1]) }, timestamp: at },
+          data: {
+            key: view,
+            status: 'FAILED',
+            error: { code, message: params[1] === undefined ? `rejected by the network (error ${code ?? 'unknown'})` : String(params[1]) },
+            timestamp: at,
+          },
         });
         break;
       }
@@ -293,7 +299,12 @@ export function labelEvents(
 ): CanonicalEvent[] {
   if (input.kind === 'edit') {
     const { id, name, color, deleted, predefinedId } = input.label;
-    return [{ type: 'LABEL', data: { action: deleted ? 'delete' : 'edit', labelId: id, name, color, deleted, ...(predefinedId ? { predefinedId } : {}) } }];
+    return [
+      {
+        type: 'LABEL',
+        data: { action: deleted ? 'delete' : 'edit', labelId: id, name, color, deleted, ...(predefinedId ? { predefinedId } : {}) },
+      },
+    ];
   }
   const { association, type } = input.change;
   const chat = ctx.addresses.resolve(association.chatId);
@@ -313,9 +324,19 @@ export function newsletterEvents(
 ): CanonicalEvent[] {
   switch (input.kind) {
     case 'reaction':
-      return [{ type: 'NEWSLETTER', data: { action: 'reaction', newsletterId: input.event.id, serverId: input.event.server_id, reaction: input.event.reaction } }];
+      return [
+        {
+          type: 'NEWSLETTER',
+          data: { action: 'reaction', newsletterId: input.event.id, serverId: input.event.server_id, reaction: input.event.reaction },
+        },
+      ];
     case 'view':
-      return [{ type: 'NEWSLETTER', data: { action: 'view', newsletterId: input.event.id, serverId: input.event.server_id, count: input.event.count } }];
+      return [
+        {
+          type: 'NEWSLETTER',
+          data: { action: 'view', newsletterId: input.event.id, serverId: input.event.server_id, count: input.event.count },
+        },
+      ];
     case 'participants': {
       const { id, author, user, new_role, action } = input.event;
       return [{ type: 'NEWSLETTER', data: { action: 'participants', newsletterId: id, author, user, role: new_role, change: action } }];
@@ -327,7 +348,10 @@ export function newsletterEvents(
 
 /** One history-sync chunk -> HISTORY_SYNC events (messages split into parts of HISTORY_MESSAGES_PER_EVENT). */
 export function historyEvents(history: BaileysEventMap['messaging-history.set'], ctx: InboundContext): CanonicalEvent[] {
-  const syncType = history.syncType === null || history.syncType === undefined ? null : (proto.HistorySync.HistorySyncType[history.syncType] ?? String(history.syncType));
+  const syncType =
+    history.syncType === null || history.syncType === undefined
+      ? null
+      : (proto.HistorySync.HistorySyncType[history.syncType] ?? String(history.syncType));
   const messages = history.messages.filter(isUserMessage).map((m) => messageData(m, ctx.addresses));
   const chats = history.chats.map((chat) => {
     const who = ctx.addresses.resolve(chat.id ?? '');
@@ -380,7 +404,11 @@ export function pollVoteData(
       pollKey: keyView(pollKey, addresses),
       voter: base.key.participant ?? (vote.key.fromMe ? 'me' : base.key.remoteJid),
       selectedOptions,
-      results: tally.map((entry) => ({ name: entry.name, votes: entry.voters.length, voters: entry.voters.map((v) => addresses.resolve(v).jid) })),
+      results: tally.map((entry) => ({
+        name: entry.name,
+        votes: entry.voters.length,
+        voters: entry.voters.map((v) => addresses.resolve(v).jid),
+      })),
     },
   };
 }

@@ -26,7 +26,15 @@ import {
   type WAMessage,
 } from 'baileys';
 import { errors } from '../../errors.js';
-import { buttonsMessage, carouselMessage, listMessage, pixMessage, type CarouselCardContent, type HeaderMedia, type Json } from '../interactive.js';
+import {
+  buttonsMessage,
+  carouselMessage,
+  listMessage,
+  pixMessage,
+  type CarouselCardContent,
+  type HeaderMedia,
+  type Json,
+} from '../interactive.js';
 import { STATUS_FONTS, STATUS_JID, type MediaPayload, type OutgoingMessage, type QuotedMessage } from '../port.js';
 import { recipientJid } from './addresses.js';
 import type { StoredMessage } from './message-store.js';
@@ -56,7 +64,12 @@ export function mediaBytes(data: unknown): WAMediaUpload {
 /** The quoted message as Baileys wants it: the key plus the protobuf rebuilt from its JSON. */
 export function quotedMessage(quoted: QuotedMessage): WAMessage {
   return {
-    key: { remoteJid: quoted.key.remoteJid, fromMe: quoted.key.fromMe, id: quoted.key.id, ...(quoted.participant ? { participant: quoted.participant } : {}) },
+    key: {
+      remoteJid: quoted.key.remoteJid,
+      fromMe: quoted.key.fromMe,
+      id: quoted.key.id,
+      ...(quoted.participant ? { participant: quoted.participant } : {}),
+    },
     message: proto.Message.fromObject(quoted.message),
   };
 }
@@ -69,7 +82,12 @@ function mentionJids(mentions: string[] | undefined): { mentions?: string[] } {
   return mentions && mentions.length > 0 ? { mentions: mentions.map(recipientJid) } : {};
 }
 
-function mediaContent(mediaType: 'image' | 'video' | 'audio' | 'document', media: MediaPayload, caption: string | undefined, voiceNote = false): AnyMediaMessageContent {
+function mediaContent(
+  mediaType: 'image' | 'video' | 'audio' | 'document',
+  media: MediaPayload,
+  caption: string | undefined,
+  voiceNote = false,
+): AnyMediaMessageContent {
   const data = mediaBytes(media.data);
   switch (mediaType) {
     case 'image':
@@ -115,7 +133,12 @@ export async function planOutgoing(message: OutgoingMessage, context: OutboundCo
   // The shared builders give plain JSON in the protobuf's own field names.
   const relay = (jid: string, json: Json): OutboundPlan => {
     const built = json as proto.IMessage;
-    return { kind: 'relay', jid, message: withContext(built, 'to' in message ? contextInfo(message) : undefined), additionalNodes: [NATIVE_FLOW_NODE] };
+    return {
+      kind: 'relay',
+      jid,
+      message: withContext(built, 'to' in message ? contextInfo(message) : undefined),
+      additionalNodes: [NATIVE_FLOW_NODE],
+    };
   };
   switch (message.kind) {
     case 'text': {
@@ -123,13 +146,21 @@ export async function planOutgoing(message: OutgoingMessage, context: OutboundCo
       // (no page is fetched; titles and images come with the link kind); off, linkPreview: null.
       const url = message.linkPreview ? URL_IN_TEXT.exec(message.text)?.[0] : undefined;
       const linkPreview = url ? { 'canonical-url': url, 'matched-text': url, title: url } : null;
-      return { kind: 'content', jid: recipientJid(message.to), content: { text: message.text, linkPreview, ...mentionJids(message.mentions) }, options: commonOptions(message) };
+      return {
+        kind: 'content',
+        jid: recipientJid(message.to),
+        content: { text: message.text, linkPreview, ...mentionJids(message.mentions) },
+        options: commonOptions(message),
+      };
     }
     case 'media':
       return {
         kind: 'content',
         jid: recipientJid(message.to),
-        content: { ...mediaContent(message.mediaType, message.media, message.caption, message.voiceNote), ...(message.mediaType === 'audio' ? {} : mentionJids(message.mentions)) } as AnyMessageContent,
+        content: {
+          ...mediaContent(message.mediaType, message.media, message.caption, message.voiceNote),
+          ...(message.mediaType === 'audio' ? {} : mentionJids(message.mentions)),
+        } as AnyMessageContent,
         options: commonOptions(message),
       };
     case 'link': {
@@ -184,7 +215,10 @@ export async function planOutgoing(message: OutgoingMessage, context: OutboundCo
       return {
         kind: 'content',
         jid: recipientJid(message.to),
-        content: { poll: { name: message.name, values: message.options, selectableCount: message.selectableCount }, ...mentionJids(message.mentions) },
+        content: {
+          poll: { name: message.name, values: message.options, selectableCount: message.selectableCount },
+          ...mentionJids(message.mentions),
+        },
         options: commonOptions(message),
       };
     case 'sticker':
@@ -250,14 +284,22 @@ export async function planOutgoing(message: OutgoingMessage, context: OutboundCo
           buttons: card.buttons,
         });
       }
-      return relay(recipientJid(message.to), carouselMessage({ text: message.text, ...(message.footer !== undefined ? { footer: message.footer } : {}), cards }));
+      return relay(
+        recipientJid(message.to),
+        carouselMessage({ text: message.text, ...(message.footer !== undefined ? { footer: message.footer } : {}), cards }),
+      );
     }
     case 'status_text':
       return {
         kind: 'content',
         jid: STATUS_JID,
         content: { text: message.text, linkPreview: null },
-        options: { statusJidList: message.audience.map(recipientJid), backgroundColor: message.backgroundColor, font: STATUS_FONTS[message.font], broadcast: true },
+        options: {
+          statusJidList: message.audience.map(recipientJid),
+          backgroundColor: message.backgroundColor,
+          font: STATUS_FONTS[message.font],
+          broadcast: true,
+        },
       };
     case 'status_media':
       return {
@@ -279,7 +321,9 @@ export async function planOutgoing(message: OutgoingMessage, context: OutboundCo
 export const NATIVE_FLOW_NODE: BinaryNode = {
   tag: 'biz',
   attrs: {},
-  content: [{ tag: 'interactive', attrs: { type: 'native_flow', v: '1' }, content: [{ tag: 'native_flow', attrs: { v: '9', name: 'mixed' } }] }],
+  content: [
+    { tag: 'interactive', attrs: { type: 'native_flow', v: '1' }, content: [{ tag: 'native_flow', attrs: { v: '9', name: 'mixed' } }] },
+  ],
 };
 
 /** Interactive kinds are opt-in per instance. */

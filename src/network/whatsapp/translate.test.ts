@@ -40,7 +40,8 @@ const ctx: InboundContext = {
       const [user, server] = jid.split('@') as [string, string];
       const plainUser = user.split(':')[0]!;
       if (server === 'lid') {
-        const pn = (alt ? alt.replace(/:\d+@/, '@') : undefined) ?? (known.has(plainUser) ? `${known.get(plainUser)}@s.whatsapp.net` : undefined);
+        const pn =
+          (alt ? alt.replace(/:\d+@/, '@') : undefined) ?? (known.has(plainUser) ? `${known.get(plainUser)}@s.whatsapp.net` : undefined);
         return pn ? { jid: pn, lid: `${plainUser}@lid` } : { jid: `${plainUser}@lid`, lid: `${plainUser}@lid` };
       }
       if (server === 's.whatsapp.net') {
@@ -85,8 +86,15 @@ const quoted = { key: { remoteJid: JID, fromMe: false, id: '3EB0QUOTED01' }, mes
 
 describe('outgoing: every canonical kind', () => {
   it('text: no link preview fetched, mentions and quotes carried', async () => {
-    const plan = await planOutgoing({ kind: 'text', to: TO, text: 'hi @5511977776666', linkPreview: true, mentions: ['5511977776666'], quoted }, outbound());
-    expect(plan).toMatchObject({ kind: 'content', jid: JID, content: { text: 'hi @5511977776666', linkPreview: null, mentions: ['5511977776666@s.whatsapp.net'] } });
+    const plan = await planOutgoing(
+      { kind: 'text', to: TO, text: 'hi @5511977776666', linkPreview: true, mentions: ['5511977776666'], quoted },
+      outbound(),
+    );
+    expect(plan).toMatchObject({
+      kind: 'content',
+      jid: JID,
+      content: { text: 'hi @5511977776666', linkPreview: null, mentions: ['5511977776666@s.whatsapp.net'] },
+    });
     expect(plan.kind === 'content' && plan.options.quoted?.key.id).toBe('3EB0QUOTED01');
     const message = await generated(plan);
     expect(message.extendedTextMessage?.text).toBe('hi @5511977776666');
@@ -97,8 +105,20 @@ describe('outgoing: every canonical kind', () => {
     const cases: [OutgoingMessage, keyof proto.IMessage][] = [
       [{ kind: 'media', to: TO, mediaType: 'image', media: image, caption: 'pic' }, 'imageMessage'],
       [{ kind: 'media', to: TO, mediaType: 'video', media: media(randomBytes(64), 'video/mp4'), caption: 'clip' }, 'videoMessage'],
-      [{ kind: 'media', to: TO, mediaType: 'audio', media: media(randomBytes(64), 'audio/ogg; codecs=opus'), voiceNote: true }, 'audioMessage'],
-      [{ kind: 'media', to: TO, mediaType: 'document', media: media(randomBytes(64), 'application/pdf', { fileName: 'a.pdf' }), caption: 'doc' }, 'documentMessage'],
+      [
+        { kind: 'media', to: TO, mediaType: 'audio', media: media(randomBytes(64), 'audio/ogg; codecs=opus'), voiceNote: true },
+        'audioMessage',
+      ],
+      [
+        {
+          kind: 'media',
+          to: TO,
+          mediaType: 'document',
+          media: media(randomBytes(64), 'application/pdf', { fileName: 'a.pdf' }),
+          caption: 'doc',
+        },
+        'documentMessage',
+      ],
       [{ kind: 'sticker', to: TO, media: media(randomBytes(64), 'image/webp', { animated: true }) }, 'stickerMessage'],
     ];
     for (const [message, field] of cases) {
@@ -123,21 +143,50 @@ describe('outgoing: every canonical kind', () => {
   });
 
   it('link: the caller-given preview, no fetch', async () => {
-    const plan = await planOutgoing({ kind: 'link', to: TO, text: 'read this', url: 'https://example.org/a', title: 'A', description: 'about A', thumbnail: image }, outbound());
+    const plan = await planOutgoing(
+      { kind: 'link', to: TO, text: 'read this', url: 'https://example.org/a', title: 'A', description: 'about A', thumbnail: image },
+      outbound(),
+    );
     const message = await generated(plan);
-    expect(message.extendedTextMessage).toMatchObject({ text: 'read this\nhttps://example.org/a', matchedText: 'https://example.org/a', title: 'A', description: 'about A' });
+    expect(message.extendedTextMessage).toMatchObject({
+      text: 'read this\nhttps://example.org/a',
+      matchedText: 'https://example.org/a',
+      title: 'A',
+      description: 'about A',
+    });
     expect(message.extendedTextMessage?.jpegThumbnail).toBeTruthy();
   });
 
   it('location, contact cards, poll', async () => {
-    const location = await generated(await planOutgoing({ kind: 'location', to: TO, latitude: -23.55, longitude: -46.63, name: 'Sé', address: 'Praça da Sé' }, outbound()));
-    expect(location.locationMessage).toMatchObject({ degreesLatitude: -23.55, degreesLongitude: -46.63, name: 'Sé', address: 'Praça da Sé' });
+    const location = await generated(
+      await planOutgoing({ kind: 'location', to: TO, latitude: -23.55, longitude: -46.63, name: 'Sé', address: 'Praça da Sé' }, outbound()),
+    );
+    expect(location.locationMessage).toMatchObject({
+      degreesLatitude: -23.55,
+      degreesLongitude: -46.63,
+      name: 'Sé',
+      address: 'Praça da Sé',
+    });
     const vcard = 'BEGIN:VCARD\nVERSION:3.0\nFN:Ana\nTEL;type=CELL;waid=5511900000000:+5511900000000\nEND:VCARD';
     const one = await generated(await planOutgoing({ kind: 'contact', to: TO, contacts: [{ displayName: 'Ana', vcard }] }, outbound()));
     expect(one.contactMessage).toMatchObject({ displayName: 'Ana', vcard });
-    const two = await generated(await planOutgoing({ kind: 'contact', to: TO, contacts: [{ displayName: 'Ana', vcard }, { displayName: 'Bia', vcard }] }, outbound()));
+    const two = await generated(
+      await planOutgoing(
+        {
+          kind: 'contact',
+          to: TO,
+          contacts: [
+            { displayName: 'Ana', vcard },
+            { displayName: 'Bia', vcard },
+          ],
+        },
+        outbound(),
+      ),
+    );
     expect(two.contactsArrayMessage?.contacts).toHaveLength(2);
-    const poll = await generated(await planOutgoing({ kind: 'poll', to: TO, name: 'Lunch?', options: ['Pizza', 'Sushi'], selectableCount: 1 }, outbound()));
+    const poll = await generated(
+      await planOutgoing({ kind: 'poll', to: TO, name: 'Lunch?', options: ['Pizza', 'Sushi'], selectableCount: 1 }, outbound()),
+    );
     const creation = poll.pollCreationMessageV3 ?? poll.pollCreationMessage ?? poll.pollCreationMessageV2;
     expect(creation?.options?.map((o) => o.optionName)).toEqual(['Pizza', 'Sushi']);
     // The secret that later decrypts the votes.
@@ -151,15 +200,28 @@ describe('outgoing: every canonical kind', () => {
     expect(fromJson.extendedTextMessage?.contextInfo?.isForwarded).toBe(true);
     const stored = await planOutgoing(
       { kind: 'forward', to: '5511977776666', original },
-      outbound({ findMessage: () => Promise.resolve({ key: original.key, message: proto.Message.fromObject({ conversation: 'exact proto' }), messageTimestamp: 1 }) }),
+      outbound({
+        findMessage: () =>
+          Promise.resolve({ key: original.key, message: proto.Message.fromObject({ conversation: 'exact proto' }), messageTimestamp: 1 }),
+      }),
     );
-    expect(((await generated(stored)).extendedTextMessage?.text)).toBe('exact proto');
+    expect((await generated(stored)).extendedTextMessage?.text).toBe('exact proto');
   });
 
   it('status posts go to status@broadcast for the given audience', async () => {
-    const text = await planOutgoing({ kind: 'status_text', audience: ['5511977776666'], text: 'hello world', backgroundColor: '#FF0000', font: 'SYSTEM_BOLD' }, outbound());
-    expect(text).toMatchObject({ kind: 'content', jid: 'status@broadcast', options: { statusJidList: ['5511977776666@s.whatsapp.net'], backgroundColor: '#FF0000', font: 6, broadcast: true } });
-    const pic = await planOutgoing({ kind: 'status_media', audience: ['5511977776666'], mediaType: 'image', media: image, caption: 'story' }, outbound());
+    const text = await planOutgoing(
+      { kind: 'status_text', audience: ['5511977776666'], text: 'hello world', backgroundColor: '#FF0000', font: 'SYSTEM_BOLD' },
+      outbound(),
+    );
+    expect(text).toMatchObject({
+      kind: 'content',
+      jid: 'status@broadcast',
+      options: { statusJidList: ['5511977776666@s.whatsapp.net'], backgroundColor: '#FF0000', font: 6, broadcast: true },
+    });
+    const pic = await planOutgoing(
+      { kind: 'status_media', audience: ['5511977776666'], mediaType: 'image', media: image, caption: 'story' },
+      outbound(),
+    );
     expect(pic).toMatchObject({ jid: 'status@broadcast', options: { statusJidList: ['5511977776666@s.whatsapp.net'] } });
     expect((await generated(pic)).imageMessage?.caption).toBe('story');
   });
@@ -180,7 +242,10 @@ describe('outgoing: every canonical kind', () => {
       ],
       quoted,
     };
-    await expect(planOutgoing(buttons, outbound({ interactiveMessages: false }))).rejects.toMatchObject({ code: 'interactive_disabled', status: 409 });
+    await expect(planOutgoing(buttons, outbound({ interactiveMessages: false }))).rejects.toMatchObject({
+      code: 'interactive_disabled',
+      status: 409,
+    });
 
     const plan = await planOutgoing(buttons, outbound());
     if (plan.kind !== 'relay') throw new Error('expected relay');
@@ -200,20 +265,36 @@ describe('outgoing: every canonical kind', () => {
     expect(proto.Message.encode(proto.Message.fromObject(plan.message)).finish().length).toBeGreaterThan(0);
 
     const list = await planOutgoing(
-      { kind: 'list', to: TO, text: 'Menu', buttonText: 'Open', sections: [{ title: 'Food', rows: [{ id: 'p', title: 'Pizza', description: 'hot' }] }] },
+      {
+        kind: 'list',
+        to: TO,
+        text: 'Menu',
+        buttonText: 'Open',
+        sections: [{ title: 'Food', rows: [{ id: 'p', title: 'Pizza', description: 'hot' }] }],
+      },
       outbound(),
     );
-    const select = list.kind === 'relay' ? list.message.viewOnceMessage?.message?.interactiveMessage?.nativeFlowMessage?.buttons?.[0] : undefined;
+    const select =
+      list.kind === 'relay' ? list.message.viewOnceMessage?.message?.interactiveMessage?.nativeFlowMessage?.buttons?.[0] : undefined;
     expect(select?.name).toBe('single_select');
-    expect(JSON.parse(select?.buttonParamsJson ?? '{}')).toEqual({ title: 'Open', sections: [{ title: 'Food', rows: [{ id: 'p', title: 'Pizza', description: 'hot' }] }] });
+    expect(JSON.parse(select?.buttonParamsJson ?? '{}')).toEqual({
+      title: 'Open',
+      sections: [{ title: 'Food', rows: [{ id: 'p', title: 'Pizza', description: 'hot' }] }],
+    });
 
-    const pix = await planOutgoing({ kind: 'pix', to: TO, merchantName: 'Loja', key: 'loja@example.org', keyType: 'EMAIL', amountCents: 1990 }, outbound());
-    const payment = pix.kind === 'relay' ? pix.message.viewOnceMessage?.message?.interactiveMessage?.nativeFlowMessage?.buttons?.[0] : undefined;
+    const pix = await planOutgoing(
+      { kind: 'pix', to: TO, merchantName: 'Loja', key: 'loja@example.org', keyType: 'EMAIL', amountCents: 1990 },
+      outbound(),
+    );
+    const payment =
+      pix.kind === 'relay' ? pix.message.viewOnceMessage?.message?.interactiveMessage?.nativeFlowMessage?.buttons?.[0] : undefined;
     expect(payment?.name).toBe('payment_info');
     const params = JSON.parse(payment?.buttonParamsJson ?? '{}') as Record<string, any>;
     expect(params.currency).toBe('BRL');
     expect(params.total_amount).toEqual({ value: 1990, offset: 100 });
-    expect(params.payment_settings).toEqual([{ type: 'pix_static_code', pix_static_code: { merchant_name: 'Loja', key: 'loja@example.org', key_type: 'EMAIL' } }]);
+    expect(params.payment_settings).toEqual([
+      { type: 'pix_static_code', pix_static_code: { merchant_name: 'Loja', key: 'loja@example.org', key_type: 'EMAIL' } },
+    ]);
 
     const carousel = await planOutgoing(
       {
@@ -222,12 +303,19 @@ describe('outgoing: every canonical kind', () => {
         text: 'Our products',
         cards: [
           { mediaType: 'image', media: image, text: 'Card 1', buttons: [{ type: 'reply', id: 'c1', text: 'Buy' }] },
-          { mediaType: 'image', media: image, text: 'Card 2', footer: 'f', buttons: [{ type: 'url', text: 'See', url: 'https://example.org/2' }] },
+          {
+            mediaType: 'image',
+            media: image,
+            text: 'Card 2',
+            footer: 'f',
+            buttons: [{ type: 'url', text: 'See', url: 'https://example.org/2' }],
+          },
         ],
       },
       outbound(),
     );
-    const cards = carousel.kind === 'relay' ? carousel.message.viewOnceMessage?.message?.interactiveMessage?.carouselMessage?.cards : undefined;
+    const cards =
+      carousel.kind === 'relay' ? carousel.message.viewOnceMessage?.message?.interactiveMessage?.carouselMessage?.cards : undefined;
     expect(cards).toHaveLength(2);
     expect(cards?.[0]?.header?.imageMessage?.directPath).toBeTruthy();
     expect(cards?.[1]?.nativeFlowMessage?.buttons?.[0]?.name).toBe('cta_url');
@@ -246,7 +334,13 @@ describe('outgoing: every canonical kind', () => {
 describe('incoming: Baileys events -> canonical events', () => {
   it('messages.upsert: user messages become MESSAGE with the sandbox shape; plumbing and own echoes are skipped', () => {
     const events = upsertEvents(F.upsert, ctx, (id) => id === '3EB0SENTBYUS');
-    expect(events.map((e) => (e.data.key as { id: string }).id)).toEqual(['3EB0TEXT0001', '3EB0IMG0001', '3EB0REACT001', '3EB0REVOKE01', '3EB0FROMPHONE']);
+    expect(events.map((e) => (e.data.key as { id: string }).id)).toEqual([
+      '3EB0TEXT0001',
+      '3EB0IMG0001',
+      '3EB0REACT001',
+      '3EB0REVOKE01',
+      '3EB0FROMPHONE',
+    ]);
     expect(events.every((e) => e.type === 'MESSAGE')).toBe(true);
     expect(events[0]!.data).toEqual({
       key: { remoteJid: F.CONTACT_PN, remoteJidLid: F.CONTACT_LID, fromMe: false, id: '3EB0TEXT0001' },
@@ -254,7 +348,13 @@ describe('incoming: Baileys events -> canonical events', () => {
       message: { conversation: 'olá' },
       messageTimestamp: 1_780_000_000,
     });
-    expect(events[1]!.data.key).toEqual({ remoteJid: F.GROUP, fromMe: false, id: '3EB0IMG0001', participant: F.CONTACT_PN, participantLid: F.CONTACT_LID });
+    expect(events[1]!.data.key).toEqual({
+      remoteJid: F.GROUP,
+      fromMe: false,
+      id: '3EB0IMG0001',
+      participant: F.CONTACT_PN,
+      participantLid: F.CONTACT_LID,
+    });
     const imageMessage = (events[1]!.data.message as { imageMessage: Record<string, unknown> }).imageMessage;
     expect(imageMessage).toMatchObject({ mimetype: 'image/jpeg', caption: 'look', fileLength: 12345, width: 640 });
     expect(typeof imageMessage.mediaKey).toBe('string'); // bytes as base64
@@ -264,7 +364,12 @@ describe('incoming: Baileys events -> canonical events', () => {
   });
 
   it('media messages hand the registry a loader', () => {
-    const events = upsertEvents({ type: 'notify', messages: [F.imageInGroup] }, ctx, () => false, () => ({ mimetype: 'image/jpeg', load: () => Promise.resolve(Buffer.from('x')) }));
+    const events = upsertEvents(
+      { type: 'notify', messages: [F.imageInGroup] },
+      ctx,
+      () => false,
+      () => ({ mimetype: 'image/jpeg', load: () => Promise.resolve(Buffer.from('x')) }),
+    );
     expect(events[0]!.media?.mimetype).toBe('image/jpeg');
   });
 
@@ -272,34 +377,96 @@ describe('incoming: Baileys events -> canonical events', () => {
     const json = messageToJson(F.imageInGroup.message!);
     const back = proto.Message.fromObject(json);
     expect(Buffer.from(back.imageMessage!.mediaKey!)).toEqual(Buffer.from(F.imageInGroup.message!.imageMessage!.mediaKey!));
-    expect(Buffer.from(back.messageContextInfo!.messageSecret!)).toEqual(Buffer.from(F.imageInGroup.message!.messageContextInfo!.messageSecret!));
+    expect(Buffer.from(back.messageContextInfo!.messageSecret!)).toEqual(
+      Buffer.from(F.imageInGroup.message!.messageContextInfo!.messageSecret!),
+    );
   });
 
   it('messages.update: network rejection -> SEND_MESSAGE FAILED; delivery and read -> READ_RECEIPT', () => {
     const events = updateEvents(F.updates, ctx);
     expect(events).toEqual([
-      { type: 'SEND_MESSAGE', data: { key: { remoteJid: F.CONTACT_PN, remoteJidLid: F.CONTACT_LID, fromMe: true, id: '3EB0MINE0001' }, status: 'FAILED', error: { code: '479', message: 'rejected by the network (error 479)' }, timestamp: 1_780_002_000 } },
-      { type: 'READ_RECEIPT', data: { key: { remoteJid: F.CONTACT_PN, remoteJidLid: F.CONTACT_LID, fromMe: true, id: '3EB0MINE0003' }, receipt: 'delivered', deliveredTimestamp: 1_780_000_700 } },
-      { type: 'READ_RECEIPT', data: { key: { remoteJid: F.CONTACT_PN, remoteJidLid: F.CONTACT_LID, fromMe: true, id: '3EB0MINE0004' }, receipt: 'read', readTimestamp: 1_780_000_800 } },
+      {
+        type: 'SEND_MESSAGE',
+        data: {
+          key: { remoteJid: F.CONTACT_PN, remoteJidLid: F.CONTACT_LID, fromMe: true, id: '3EB0MINE0001' },
+          status: 'FAILED',
+          error: { code: '479', message: 'rejected by the network (error 479)' },
+          timestamp: 1_780_002_000,
+        },
+      },
+      {
+        type: 'READ_RECEIPT',
+        data: {
+          key: { remoteJid: F.CONTACT_PN, remoteJidLid: F.CONTACT_LID, fromMe: true, id: '3EB0MINE0003' },
+          receipt: 'delivered',
+          deliveredTimestamp: 1_780_000_700,
+        },
+      },
+      {
+        type: 'READ_RECEIPT',
+        data: {
+          key: { remoteJid: F.CONTACT_PN, remoteJidLid: F.CONTACT_LID, fromMe: true, id: '3EB0MINE0004' },
+          receipt: 'read',
+          readTimestamp: 1_780_000_800,
+        },
+      },
     ]);
   });
 
   it('message-receipt.update (groups) -> READ_RECEIPT per reader', () => {
     expect(receiptEvents(F.groupReceipts, ctx)).toEqual([
-      { type: 'READ_RECEIPT', data: { key: { remoteJid: F.GROUP, fromMe: true, id: '3EB0MINE0005' }, receipt: 'read', readTimestamp: 1_780_000_900, participant: F.CONTACT_PN, participantLid: F.CONTACT_LID } },
-      { type: 'READ_RECEIPT', data: { key: { remoteJid: F.GROUP, fromMe: true, id: '3EB0MINE0005' }, receipt: 'delivered', deliveredTimestamp: 1_780_000_850, participant: '5511977776666@s.whatsapp.net' } },
+      {
+        type: 'READ_RECEIPT',
+        data: {
+          key: { remoteJid: F.GROUP, fromMe: true, id: '3EB0MINE0005' },
+          receipt: 'read',
+          readTimestamp: 1_780_000_900,
+          participant: F.CONTACT_PN,
+          participantLid: F.CONTACT_LID,
+        },
+      },
+      {
+        type: 'READ_RECEIPT',
+        data: {
+          key: { remoteJid: F.GROUP, fromMe: true, id: '3EB0MINE0005' },
+          receipt: 'delivered',
+          deliveredTimestamp: 1_780_000_850,
+          participant: '5511977776666@s.whatsapp.net',
+        },
+      },
     ]);
   });
 
   it('presence.update -> PRESENCE / CHAT_PRESENCE with the sandbox shapes', () => {
-    expect(presenceEvents(F.presenceOnline, ctx)).toEqual([{ type: 'PRESENCE', data: { id: F.CONTACT_PN, lid: F.CONTACT_LID, presence: 'available' } }]);
-    expect(presenceEvents(F.presenceOffline, ctx)).toEqual([{ type: 'PRESENCE', data: { id: F.CONTACT_PN, lid: F.CONTACT_LID, presence: 'unavailable', lastSeen: 1_780_000_950 } }]);
-    expect(presenceEvents(F.presenceTyping, ctx)).toEqual([{ type: 'CHAT_PRESENCE', data: { remoteJid: F.GROUP, participant: F.CONTACT_PN, participantLid: F.CONTACT_LID, presence: 'composing' } }]);
+    expect(presenceEvents(F.presenceOnline, ctx)).toEqual([
+      { type: 'PRESENCE', data: { id: F.CONTACT_PN, lid: F.CONTACT_LID, presence: 'available' } },
+    ]);
+    expect(presenceEvents(F.presenceOffline, ctx)).toEqual([
+      { type: 'PRESENCE', data: { id: F.CONTACT_PN, lid: F.CONTACT_LID, presence: 'unavailable', lastSeen: 1_780_000_950 } },
+    ]);
+    expect(presenceEvents(F.presenceTyping, ctx)).toEqual([
+      {
+        type: 'CHAT_PRESENCE',
+        data: { remoteJid: F.GROUP, participant: F.CONTACT_PN, participantLid: F.CONTACT_LID, presence: 'composing' },
+      },
+    ]);
   });
 
   it('call -> CALL', () => {
     expect(callEvents(F.calls, ctx)).toEqual([
-      { type: 'CALL', data: { id: 'CALL0001', from: F.CONTACT_PN, fromLid: F.CONTACT_LID, status: 'offer', isVideo: true, isGroup: false, timestamp: 1_780_001_000, offline: false } },
+      {
+        type: 'CALL',
+        data: {
+          id: 'CALL0001',
+          from: F.CONTACT_PN,
+          fromLid: F.CONTACT_LID,
+          status: 'offer',
+          isVideo: true,
+          isGroup: false,
+          timestamp: 1_780_001_000,
+          offline: false,
+        },
+      },
     ]);
   });
 
@@ -308,14 +475,32 @@ describe('incoming: Baileys events -> canonical events', () => {
       { type: 'CONTACT', data: { action: 'upsert', id: F.CONTACT_PN, lid: F.CONTACT_LID, name: 'Maria Silva', notify: 'Maria' } },
       { type: 'CONTACT', data: { action: 'upsert', id: '5511977776666@s.whatsapp.net', notify: 'João' } },
     ]);
-    expect(groupEvents({ kind: 'update', groups: F.groupUpdate }, ctx)).toEqual([{ type: 'GROUP', data: { action: 'update', id: F.GROUP, subject: 'Renamed', announce: true } }]);
-    expect(groupEvents({ kind: 'participants', update: F.participants }, ctx)).toEqual([
-      { type: 'GROUP', data: { action: 'add', id: F.GROUP, author: '5511999999999@s.whatsapp.net', authorLid: '200000000000007@lid', participants: [{ jid: F.CONTACT_PN, lid: F.CONTACT_LID, admin: null }] } },
+    expect(groupEvents({ kind: 'update', groups: F.groupUpdate }, ctx)).toEqual([
+      { type: 'GROUP', data: { action: 'update', id: F.GROUP, subject: 'Renamed', announce: true } },
     ]);
-    expect(labelEvents({ kind: 'edit', label: F.labelEdit }, ctx)).toEqual([{ type: 'LABEL', data: { action: 'edit', labelId: '5', name: 'VIP', color: 3, deleted: false } }]);
-    expect(labelEvents({ kind: 'association', change: F.labelAssociation }, ctx)).toEqual([{ type: 'LABEL', data: { action: 'add', labelId: '5', chatId: F.CONTACT_PN, chatLid: F.CONTACT_LID } }]);
+    expect(groupEvents({ kind: 'participants', update: F.participants }, ctx)).toEqual([
+      {
+        type: 'GROUP',
+        data: {
+          action: 'add',
+          id: F.GROUP,
+          author: '5511999999999@s.whatsapp.net',
+          authorLid: '200000000000007@lid',
+          participants: [{ jid: F.CONTACT_PN, lid: F.CONTACT_LID, admin: null }],
+        },
+      },
+    ]);
+    expect(labelEvents({ kind: 'edit', label: F.labelEdit }, ctx)).toEqual([
+      { type: 'LABEL', data: { action: 'edit', labelId: '5', name: 'VIP', color: 3, deleted: false } },
+    ]);
+    expect(labelEvents({ kind: 'association', change: F.labelAssociation }, ctx)).toEqual([
+      { type: 'LABEL', data: { action: 'add', labelId: '5', chatId: F.CONTACT_PN, chatLid: F.CONTACT_LID } },
+    ]);
     expect(newsletterEvents({ kind: 'reaction', event: F.newsletterReaction })).toEqual([
-      { type: 'NEWSLETTER', data: { action: 'reaction', newsletterId: '120363000000000099@newsletter', serverId: '101', reaction: { code: '❤️', count: 3 } } },
+      {
+        type: 'NEWSLETTER',
+        data: { action: 'reaction', newsletterId: '120363000000000099@newsletter', serverId: '101', reaction: { code: '❤️', count: 3 } },
+      },
     ]);
   });
 
@@ -323,7 +508,9 @@ describe('incoming: Baileys events -> canonical events', () => {
     const events = historyEvents(F.history(HISTORY_MESSAGES_PER_EVENT + 50), ctx);
     expect(events).toHaveLength(2);
     expect(events[0]!.data).toMatchObject({ syncType: 'RECENT', progress: 100, isLatest: true, part: 1, parts: 2 });
-    expect(events[0]!.data.chats).toEqual([{ id: F.CONTACT_PN, lid: F.CONTACT_LID, name: 'Maria', unreadCount: 2, conversationTimestamp: 1_779_999_999, archived: false }]);
+    expect(events[0]!.data.chats).toEqual([
+      { id: F.CONTACT_PN, lid: F.CONTACT_LID, name: 'Maria', unreadCount: 2, conversationTimestamp: 1_779_999_999, archived: false },
+    ]);
     expect((events[0]!.data.messages as unknown[]).length).toBe(HISTORY_MESSAGES_PER_EVENT);
     expect((events[1]!.data.messages as unknown[]).length).toBe(50);
     expect(events[1]!.data.chats).toEqual([]);
@@ -333,11 +520,27 @@ describe('incoming: Baileys events -> canonical events', () => {
 describe('poll votes', () => {
   const secret = randomBytes(32);
   const pollId = '3EB0POLL0001';
-  const options = proto.Message.PollCreationMessage.fromObject({ name: 'Lunch?', options: [{ optionName: 'Pizza' }, { optionName: 'Sushi' }], selectableOptionsCount: 1 });
+  const options = proto.Message.PollCreationMessage.fromObject({
+    name: 'Lunch?',
+    options: [{ optionName: 'Pizza' }, { optionName: 'Sushi' }],
+    selectableOptionsCount: 1,
+  });
 
   it('decrypts a vote made with LID addresses after trying the phone ones, and tallies', () => {
-    const vote = F.encryptPollVote({ secret, pollId, creatorJid: '200000000000007@lid', voterJid: '200000000000011@lid', selected: [Buffer.from(optionHash('Sushi'), 'hex')] });
-    const decrypted = decryptVote(vote, pollId, secret, ['5511999999999@s.whatsapp.net', '200000000000007@lid'], ['5511988887777@s.whatsapp.net', '200000000000011@lid']);
+    const vote = F.encryptPollVote({
+      secret,
+      pollId,
+      creatorJid: '200000000000007@lid',
+      voterJid: '200000000000011@lid',
+      selected: [Buffer.from(optionHash('Sushi'), 'hex')],
+    });
+    const decrypted = decryptVote(
+      vote,
+      pollId,
+      secret,
+      ['5511999999999@s.whatsapp.net', '200000000000007@lid'],
+      ['5511988887777@s.whatsapp.net', '200000000000011@lid'],
+    );
     expect(decrypted).toEqual({ hashes: [optionHash('Sushi')], voterJid: '200000000000011@lid' });
     const names = pollOptions(options);
     const votes = new Map([['5511988887777@s.whatsapp.net', decrypted!.hashes]]);

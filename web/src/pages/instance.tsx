@@ -15,7 +15,21 @@ const TABS = [
   ['chats', 'Chats'],
 ] as const;
 
-const EVENT_TYPES = ['MESSAGE', 'SEND_MESSAGE', 'READ_RECEIPT', 'PRESENCE', 'HISTORY_SYNC', 'CHAT_PRESENCE', 'CALL', 'CONNECTION', 'LABEL', 'CONTACT', 'GROUP', 'NEWSLETTER', 'QRCODE'];
+const EVENT_TYPES = [
+  'MESSAGE',
+  'SEND_MESSAGE',
+  'READ_RECEIPT',
+  'PRESENCE',
+  'HISTORY_SYNC',
+  'CHAT_PRESENCE',
+  'CALL',
+  'CONNECTION',
+  'LABEL',
+  'CONTACT',
+  'GROUP',
+  'NEWSLETTER',
+  'QRCODE',
+];
 
 export function InstancePage({ id, tab }: { id: string; tab: string }) {
   const { items, error } = useLiveInstances();
@@ -71,7 +85,8 @@ function TokenPanel({ instance, hasToken, onChange }: { instance: Instance; hasT
   const [pasted, setPasted] = useState('');
   const [shown, setShown] = useState<string | undefined>();
   const rotate = useAction(async () => {
-    if (!window.confirm('Issue a new token? Integrations using the current one keep working for the grace period, then must switch.')) return;
+    if (!window.confirm('Issue a new token? Integrations using the current one keep working for the grace period, then must switch.'))
+      return;
     const rotated = await api<{ token: string }>('POST', `/instance/rotate-token/${encodeURIComponent(instance.instanceId)}`);
     instanceTokens.set(instance.instanceId, rotated.token);
     setShown(rotated.token);
@@ -97,8 +112,8 @@ function TokenPanel({ instance, hasToken, onChange }: { instance: Instance; hasT
   return (
     <div class="card notice">
       <p>
-        Connecting, sending, webhook settings and chats act as the instance, with its token. This tab does not hold it: paste it, or
-        rotate to get a new one (the current token then stops working after the grace period).
+        Connecting, sending, webhook settings and chats act as the instance, with its token. This tab does not hold it: paste it, or rotate
+        to get a new one (the current token then stops working after the grace period).
       </p>
       <form
         class="inline-form"
@@ -237,7 +252,14 @@ function ConnectTab({ instance, hasToken }: { instance: Instance; hasToken: bool
       >
         <h2>Or a pairing code</h2>
         <Field label="Phone number (with country code)">
-          <input name="pairNumber" inputMode="numeric" pattern="[0-9]{7,15}" required value={pairNumber} onInput={(e) => setPairNumber(e.currentTarget.value)} />
+          <input
+            name="pairNumber"
+            inputMode="numeric"
+            pattern="[0-9]{7,15}"
+            required
+            value={pairNumber}
+            onInput={(e) => setPairNumber(e.currentTarget.value)}
+          />
         </Field>
         <button type="submit" disabled={pair.busy}>
           Get pairing code
@@ -467,7 +489,9 @@ function SettingsPanel({ instance, hasToken }: { instance: Instance; hasToken: b
   });
   const saveInteractive = useAction(async (value: boolean) => {
     setSaved(undefined);
-    const reply = await instanceApi<{ interactiveMessages: boolean }>(instance.instanceId, 'POST', '/instance/settings', { interactiveMessages: value });
+    const reply = await instanceApi<{ interactiveMessages: boolean }>(instance.instanceId, 'POST', '/instance/settings', {
+      interactiveMessages: value,
+    });
     setInteractive(reply.interactiveMessages);
     setSaved('Settings saved.');
   });
@@ -483,7 +507,10 @@ function SettingsPanel({ instance, hasToken }: { instance: Instance; hasToken: b
             void saveProxy.run();
           }}
         >
-          <Field label="Proxy" hint="http(s)://, socks4(a):// or socks5(h)://, optionally with user:password@. Empty: no proxy. A connected instance reconnects to apply it.">
+          <Field
+            label="Proxy"
+            hint="http(s)://, socks4(a):// or socks5(h)://, optionally with user:password@. Empty: no proxy. A connected instance reconnects to apply it."
+          >
             <input name="proxyUrl" value={proxy} onInput={(e) => setProxy(e.currentTarget.value)} />
           </Field>
           <button type="submit" disabled={saveProxy.busy}>
@@ -493,8 +520,13 @@ function SettingsPanel({ instance, hasToken }: { instance: Instance; hasToken: b
       ) : null}
       {hasToken && interactive !== undefined ? (
         <label class="check">
-          <input type="checkbox" checked={interactive} disabled={saveInteractive.busy} onChange={(e) => void saveInteractive.run(e.currentTarget.checked)} /> Allow
-          interactive messages (buttons, lists, carousels, PIX) on WhatsApp — rendered inconsistently by phones, adds ban risk
+          <input
+            type="checkbox"
+            checked={interactive}
+            disabled={saveInteractive.busy}
+            onChange={(e) => void saveInteractive.run(e.currentTarget.checked)}
+          />{' '}
+          Allow interactive messages (buttons, lists, carousels, PIX) on WhatsApp — rendered inconsistently by phones, adds ban risk
         </label>
       ) : null}
       {saved ? (
@@ -521,11 +553,21 @@ function DeadLettersTab({ instance }: { instance: Instance }) {
   const [items, setItems] = useState<DeadLetter[] | undefined>();
   const [outcome, setOutcome] = useState<string | undefined>();
   const load = useAction(async () => {
-    setItems((await api<{ items: DeadLetter[] }>('GET', `/instance/webhook-dead-letters/${encodeURIComponent(instance.instanceId)}?limit=100`)).items);
+    setItems(
+      (await api<{ items: DeadLetter[] }>('GET', `/instance/webhook-dead-letters/${encodeURIComponent(instance.instanceId)}?limit=100`))
+        .items,
+    );
   });
   const retry = useAction(async (letter: DeadLetter) => {
-    const reply = await api<{ delivered: boolean; status: number | null; error?: string }>('POST', `/instance/webhook-dead-letters/retry/${encodeURIComponent(letter.id)}`);
-    setOutcome(reply.delivered ? `${letter.event} delivered (HTTP ${reply.status ?? '?'}).` : `${letter.event} not delivered: ${reply.error ?? `HTTP ${reply.status ?? '?'}`}.`);
+    const reply = await api<{ delivered: boolean; status: number | null; error?: string }>(
+      'POST',
+      `/instance/webhook-dead-letters/retry/${encodeURIComponent(letter.id)}`,
+    );
+    setOutcome(
+      reply.delivered
+        ? `${letter.event} delivered (HTTP ${reply.status ?? '?'}).`
+        : `${letter.event} not delivered: ${reply.error ?? `HTTP ${reply.status ?? '?'}`}.`,
+    );
     await load.run();
   });
   useEffect(() => {
@@ -552,7 +594,8 @@ function DeadLettersTab({ instance }: { instance: Instance }) {
           {items.map((letter) => (
             <li key={letter.id} class="dead-letter">
               <span>
-                <strong>{letter.event}</strong> · {letter.attempts} attempts · {letter.lastStatus !== null ? `HTTP ${letter.lastStatus}` : (letter.lastError ?? 'no answer')} ·{' '}
+                <strong>{letter.event}</strong> · {letter.attempts} attempts ·{' '}
+                {letter.lastStatus !== null ? `HTTP ${letter.lastStatus}` : (letter.lastError ?? 'no answer')} ·{' '}
                 <span class="muted">{time(letter.lastAttemptAt)}</span>
               </span>
               {user?.role !== 'viewer' ? (

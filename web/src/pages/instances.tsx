@@ -72,8 +72,12 @@ export function InstancesPage() {
     await reload();
   });
   const rotate = useAction(async (instance: Instance) => {
-    if (!window.confirm(`Issue a new token for ${instance.instanceName}? The old one keeps working for the grace period, then stops.`)) return;
-    const rotated = await api<{ token: string; oldTokenValidUntil: string | null }>('POST', `/instance/rotate-token/${encodeURIComponent(instance.instanceId)}`);
+    if (!window.confirm(`Issue a new token for ${instance.instanceName}? The old one keeps working for the grace period, then stops.`))
+      return;
+    const rotated = await api<{ token: string; oldTokenValidUntil: string | null }>(
+      'POST',
+      `/instance/rotate-token/${encodeURIComponent(instance.instanceId)}`,
+    );
     instanceTokens.set(instance.instanceId, rotated.token);
     setSecret({
       label: `New token of ${instance.instanceName}`,
@@ -96,7 +100,14 @@ export function InstancesPage() {
           }}
         >
           <Field label="Name">
-            <input name="instanceName" required pattern="[A-Za-z0-9._\-]{1,64}" title="1 to 64 letters, digits, . _ -" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+            <input
+              name="instanceName"
+              required
+              pattern="[A-Za-z0-9._\-]{1,64}"
+              title="1 to 64 letters, digits, . _ -"
+              value={name}
+              onInput={(e) => setName(e.currentTarget.value)}
+            />
           </Field>
           <Field label="Network">
             <select name="network" value={network} onChange={(e) => setNetwork(e.currentTarget.value as 'sandbox' | 'whatsapp')}>
@@ -112,7 +123,9 @@ export function InstancesPage() {
       ) : null}
       <ErrorBox error={error ?? remove.error ?? rotate.error} />
       {items === undefined && !error ? <p class="loading">Loading instances…</p> : null}
-      {items?.length === 0 ? <Empty>No instance yet. Create one above: a sandbox instance lets you try everything without a phone.</Empty> : null}
+      {items?.length === 0 ? (
+        <Empty>No instance yet. Create one above: a sandbox instance lets you try everything without a phone.</Empty>
+      ) : null}
       {items && items.length > 0 ? (
         <ul class="instance-list" aria-label="Instances">
           {items.map((instance) => (

@@ -47,7 +47,14 @@ export function LoginPage({ invitation }: { invitation: string | undefined }) {
         {first ? <p>No user exists yet. The first account owns this gateway: it can invite others and change their roles.</p> : null}
         <ErrorBox error={loadError} />
         <Field label="Email">
-          <input name="email" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          <input
+            name="email"
+            type="email"
+            autocomplete="username"
+            required
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
         </Field>
         {mode === 'register' ? (
           <Field label="Name">
@@ -66,7 +73,10 @@ export function LoginPage({ invitation }: { invitation: string | undefined }) {
           />
         </Field>
         {mode === 'register' && !first ? (
-          <Field label="Invitation code" hint={registration?.open ? 'Optional: registration is open.' : 'Ask an owner of this gateway for one.'}>
+          <Field
+            label="Invitation code"
+            hint={registration?.open ? 'Optional: registration is open.' : 'Ask an owner of this gateway for one.'}
+          >
             <input name="invitation" value={code} required={!registration?.open} onInput={(e) => setCode(e.currentTarget.value)} />
           </Field>
         ) : null}

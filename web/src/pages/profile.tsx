@@ -81,10 +81,25 @@ function PasswordForm() {
       <h2>Password</h2>
       <p class="muted">Changing it signs you out everywhere else.</p>
       <Field label="Current password">
-        <input name="currentPassword" type="password" autocomplete="current-password" required value={current} onInput={(e) => setCurrent(e.currentTarget.value)} />
+        <input
+          name="currentPassword"
+          type="password"
+          autocomplete="current-password"
+          required
+          value={current}
+          onInput={(e) => setCurrent(e.currentTarget.value)}
+        />
       </Field>
       <Field label="New password" hint="At least 8 characters.">
-        <input name="newPassword" type="password" autocomplete="new-password" minLength={8} required value={next} onInput={(e) => setNext(e.currentTarget.value)} />
+        <input
+          name="newPassword"
+          type="password"
+          autocomplete="new-password"
+          minLength={8}
+          required
+          value={next}
+          onInput={(e) => setNext(e.currentTarget.value)}
+        />
       </Field>
       <button type="submit" disabled={change.busy}>
         Change password
@@ -147,7 +162,11 @@ function Users({ self }: { self: User }) {
             <span>
               <strong>{user.name}</strong> <span class="muted">{user.email}</span>
             </span>
-            <select aria-label={`Role of ${user.email}`} value={user.role} onChange={(e) => void changeRole.run(user, e.currentTarget.value)}>
+            <select
+              aria-label={`Role of ${user.email}`}
+              value={user.role}
+              onChange={(e) => void changeRole.run(user, e.currentTarget.value)}
+            >
               <option value="owner">owner</option>
               <option value="operator">operator</option>
               <option value="viewer">viewer (read-only)</option>
