@@ -1,7 +1,7 @@
 /**
  * The web interface end to end, in a real browser (Debian's chromium through playwright-core):
  * register, sign in, create a sandbox instance, see its QR, scan it with the sandbox button, watch
- * it turn CONNECTED, send a text, see SEND_MESSAGE in the live tail, retry a dead letter, sign out.
+ * it turn CONNECTED, send a text, see SEND_MESSAGE in the live tail, retry a dead letter, create a failover group, sign out.
  * Screenshots of each page land in .test-data/screenshots/.
  */
 import fs from 'node:fs';
@@ -143,6 +143,25 @@ describe('web interface in chromium', () => {
     await page.getByRole('link', { name: /Profile/ }).click();
     await page.getByRole('heading', { name: 'Users' }).waitFor();
     await shot('10-profile');
+
+    // Operations: stats, and a failover group of the sandbox instance with its token shown once.
+    await page.getByRole('link', { name: 'Operations' }).click();
+    await page.getByRole('heading', { name: 'Operations' }).waitFor();
+    await page.getByTestId('stats').getByText('CONNECTED: 1').waitFor();
+    await page.getByText('No failover group yet.').waitFor();
+    await page.getByText('No open alert.').waitFor();
+    await page.getByLabel('Group name').fill('shop-group');
+    await page.getByLabel('Policy').selectOption('round-robin');
+    await page.getByLabel('shop-sandbox').check();
+    await page.getByRole('button', { name: 'Create group' }).click();
+    expect(await page.getByTestId('secret-value').textContent()).toMatch(/^wgg_/);
+    const group = page.locator('[data-group="shop-group"]');
+    await group.getByText('shop-sandbox').waitFor();
+    await group.getByTestId('serving').waitFor();
+    await shot('10b-operations');
+    await page.reload();
+    await group.waitFor();
+    expect(await page.getByTestId('secret-value').count()).toBe(0);
 
     // Phone width: the menu folds, the list stays usable.
     await page.setViewportSize({ width: 390, height: 844 });

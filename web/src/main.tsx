@@ -6,6 +6,7 @@ import { socketState, startEvents, stopEvents } from './events';
 import { InstancePage } from './pages/instance';
 import { InstancesPage } from './pages/instances';
 import { LoginPage } from './pages/login';
+import { OperationsPage } from './pages/operations';
 import { ProfilePage } from './pages/profile';
 import { location$, navigate, onLinkClick } from './router';
 import { useSignal } from './store';
@@ -26,7 +27,7 @@ function Layout({ children }: { children: ComponentChildren }) {
         </button>
         <nav id="main-nav" class={menuOpen ? 'open' : ''} aria-label="Main" onClick={() => setMenuOpen(false)}>
           <a href="/">Instances</a>
-          {/* Failover groups, alerts and stats join here once the /admin surface exists. */}
+          <a href="/operations">Operations</a>
           <a href="/profile">Profile{user?.role === 'owner' ? ' & users' : ''}</a>
           <a href="/docs" target="_blank" rel="noreferrer">
             API docs
@@ -71,6 +72,7 @@ function App() {
   const instance = /^\/instances\/([^/]+)$/.exec(url.pathname);
   if (instance?.[1]) page = <InstancePage id={decodeURIComponent(instance[1])} tab={url.searchParams.get('tab') ?? 'connect'} />;
   else if (url.pathname === '/profile') page = <ProfilePage />;
+  else if (url.pathname === '/operations') page = <OperationsPage />;
   else if (url.pathname === '/' || url.pathname === '/register' || url.pathname === '/instances') page = <InstancesPage />;
   else
     page = (
