@@ -15,6 +15,7 @@ import { emptyResolvers } from '../http/auth.js';
 import type { Instance, InstanceService } from '../instance-registry/service.js';
 import { AdminActingKeys } from './rest.js';
 import { checkHostAndOrigin, mcpCallerOf } from './routes.js';
+import { TOOLS } from './tools.js';
 import {
   connectedInstance,
   recordEvents,
@@ -144,6 +145,16 @@ describe('MCP server at /mcp', () => {
     for (const tool of tools) {
       expect(tool.description).toBeTruthy();
       expect(tool.description!.includes('\n')).toBe(false);
+    }
+  });
+
+  it('every tool names REST routes the gateway has (what decides which tools a failover-group token gets)', () => {
+    for (const tool of TOOLS) {
+      expect(tool.routes.length, tool.name).toBeGreaterThan(0);
+      for (const route of tool.routes) {
+        const [method, path] = route.split(' ') as ['GET' | 'POST', string];
+        expect(gw.app.hasRoute({ method, url: `/api/v1${path}` }), `${tool.name}: ${route}`).toBe(true);
+      }
     }
   });
 

@@ -1,7 +1,8 @@
 /**
  * The MCP tools. Each input schema is the REST route's own TypeBox schema where a tool maps to one
  * route (so the model sees exactly what the API validates), and each tool acts through the REST
- * route in process (rest.ts). With the admin key, instance tools take an extra `instanceId`.
+ * route in process (rest.ts). With the admin key (or a web user's token), instance tools take an
+ * extra `instanceId`. One-route tools are rows of routeTool/sendTool; the others say their routes.
  */
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { Type, type TObject, type TSchema } from 'typebox';
@@ -18,7 +19,7 @@ export interface ToolContext {
   caller: Caller;
   /** The instance the tool acts on (the caller's own, or the `instanceId` argument of an admin). */
   instanceId: string | undefined;
-  /** Calls a REST route as the caller; `admin` routes with the admin key. Throws RestFailure on 4xx/5xx. */
+  /** Calls a REST route as the caller; `admin` routes with its admin credential. Throws RestFailure on 4xx/5xx. */
   rest(call: RestCall, options?: { admin?: boolean }): Promise<unknown>;
   /** Resolves with the next incoming MESSAGE event data of the instance (and chat), or undefined at the deadline. */
   nextMessage(
@@ -87,7 +88,7 @@ function chatLine(chat: Json): string {
   return `- ${show(chat.name ?? chat.chatId)} [${show(chat.chatId)}] (${show(chat.kind)})${unread}${last}`;
 }
 
-/** A send's answer: the status, the recipient, the message id and (a failover group's token) the member that sent it. */
+/** A send's answer: status, recipient and message id; its JSON names the instance that sent it (a group's serving member). */
 const sentAs =
   (what: string) =>
   (reply: Json): CallToolResult => {
