@@ -160,7 +160,7 @@ export function mcpRoutes(options: McpRouteOptions): RoutePlugin {
         tags: ['MCP'],
         summary: 'MCP server (Streamable HTTP)',
         description:
-          'The Model Context Protocol endpoint for AI agents (docs/mcp.md). Key: the instance token (tools act on that instance) or the admin key (admin tools; instance tools take `instanceId`), in `apikey` or `Authorization: Bearer`. POST carries JSON-RPC; an `initialize` opens a session (`Mcp-Session-Id` reply header) whose GET stream carries resource updates; other POSTs without a session are answered statelessly; DELETE closes a session. 401 bad key, 403 Host/Origin not allowed (MCP_ALLOWED_HOSTS, MCP_ALLOWED_ORIGINS), 404 unknown session. Not under /api/v1: MCP versions itself at initialisation.',
+          "The Model Context Protocol endpoint for AI agents (docs/mcp.md). Key: the instance token (tools act on that instance), the admin key or a web user's access token (admin tools; instance tools take `instanceId`; viewers get the read-only tools), or a failover-group token (the send tools), in `apikey` or `Authorization: Bearer` (access tokens: Bearer only). POST carries JSON-RPC; an `initialize` opens a session (`Mcp-Session-Id` reply header) whose GET stream carries resource updates; other POSTs without a session are answered statelessly; DELETE closes a session. 401 bad key, 403 Host/Origin not allowed (MCP_ALLOWED_HOSTS, MCP_ALLOWED_ORIGINS), 404 unknown session. Not under /api/v1: MCP versions itself at initialisation.",
         security: [{ apikey: [] }],
       },
       handler: async (request, reply) => {
