@@ -209,7 +209,7 @@ export function formSchema(spec: Pick<FormSpec, 'body' | 'files'>): Record<strin
         ? {
             type: 'string',
             contentMediaType: 'application/json',
-            description: `${description ? `${description} ` : ''}As JSON text${type === 'array' ? ' (a list of strings may also repeat the field)' : ''}.`,
+            description: `${description ? `${description} ` : ''}As JSON text${type === 'array' && property.items?.type === 'string' ? ' (or the field repeated, one item each)' : ''}.`,
           }
         : property;
   }
