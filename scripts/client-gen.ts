@@ -59,6 +59,22 @@ function comment(text: string | undefined, indent = ''): string {
   return `${indent}/**\n${lines.map((line) => `${indent} * ${line}`.trimEnd()).join('\n')}\n${indent} */\n`;
 }
 
+/** The object a local `$ref` (`#/components/...`) points to; other objects as they are. */
+function deref(doc: Document, value: Schema | undefined): Schema | undefined {
+  let current = value;
+  for (let hops = 0; current && typeof current.$ref === 'string' && hops < 10; hops++) {
+    const pointer = current.$ref;
+    if (!pointer.startsWith('#/')) throw new Error(`only local $refs are supported, not ${pointer}`);
+    current = pointer
+      .slice(2)
+      .split('/')
+      .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce<any>((node, part) => node?.[part], doc);
+    if (current === undefined) throw new Error(`unresolvable $ref ${pointer}`);
+  }
+  return current;
+}
+
 /** JSON Schema (2020-12, as OpenAPI 3.1 holds it) to a TypeScript type. */
 class TypeWriter {
   /** Component schemas referenced so far, rendered once as named types. */
@@ -76,8 +92,10 @@ class TypeWriter {
     if (schema === undefined || schema === true) return 'unknown';
     if (schema === false) return 'never';
     if (typeof schema.$ref === 'string') {
-      const name = /^#\/components\/schemas\/(.+)$/.exec(schema.$ref)?.[1];
-      if (!name || !this.doc.components?.schemas?.[name]) throw new Error(`unresolvable $ref ${schema.$ref}`);
+      const name = /^#\/components\/schemas\/([^/]+)$/.exec(schema.$ref)?.[1];
+      // A path inside a component renders inline; a whole component is a named type.
+      if (!name) return this.type(deref(this.doc, schema), files, at);
+      if (!this.doc.components?.schemas?.[name]) throw new Error(`unresolvable $ref ${schema.$ref}`);
       this.refs.add(name);
       return componentName(name);
     }
@@ -165,17 +183,17 @@ function operations(doc: Document): Operation[] {
     for (const method of METHODS) {
       const op = item[method] as Schema | undefined;
       if (!op) continue;
-      const parameters: Schema[] = [...(item.parameters ?? []), ...(op.parameters ?? [])];
-      const content = op.requestBody?.content ?? {};
+      const parameters = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((parameter: Schema) => deref(doc, parameter)!);
+      const content = deref(doc, op.requestBody)?.content ?? {};
       const json = content['application/json']?.schema as Schema | undefined;
       const form = content['multipart/form-data']?.schema as Schema | undefined;
       const files = Object.entries<Schema>(form?.properties ?? {})
-        .filter(([, property]) => property.format === 'binary')
+        .filter(([, property]) => deref(doc, property)?.format === 'binary')
         .map(([name]) => name.replace(/\[\d+\]/g, '[]'));
       const success = Object.keys(op.responses ?? {})
         .filter((status) => /^2\d\d$/.test(status))
         .sort()[0];
-      const answer = success ? op.responses[success].content : undefined;
+      const answer = success ? deref(doc, op.responses[success])?.content : undefined;
       const response: Operation['response'] = answer?.['application/json']
         ? { kind: 'json', schema: answer['application/json'].schema ?? {} }
         : answer
@@ -202,13 +220,29 @@ function operations(doc: Document): Operation[] {
   return list.sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** The `data` schema of each event type: from the document's webhooks when it has them, else from the code's own. */
+/**
+ * The `data` schema of each event type: from the document's webhooks (an entry named after the type,
+ * or whose envelope's `event` is that type) when it has them, else from the code's own schemas.
+ */
 function eventDataSchemas(doc: Document): Record<string, Schema> {
+  const fromDocument = new Map<string, Schema>();
+  for (const [name, hook] of Object.entries<Schema>(doc.webhooks ?? {})) {
+    const body = deref(doc, hook?.post?.requestBody);
+    const envelope = deref(doc, body?.content?.['application/json']?.schema);
+    const event = deref(doc, envelope?.properties?.event);
+    const type = (EVENT_TYPES as readonly string[]).includes(name.toUpperCase())
+      ? name.toUpperCase()
+      : typeof event?.const === 'string'
+        ? event.const
+        : Array.isArray(event?.enum) && event.enum.length === 1
+          ? String(event.enum[0])
+          : undefined;
+    const data = envelope?.properties?.data as Schema | undefined;
+    if (type && data) fromDocument.set(type, data);
+  }
   const result: Record<string, Schema> = {};
   for (const type of EVENT_TYPES) {
-    const hook = doc.webhooks?.[type] as Schema | undefined;
-    const envelope = hook?.post?.requestBody?.content?.['application/json']?.schema as Schema | undefined;
-    result[type] = (envelope?.properties?.data as Schema | undefined) ?? (JSON.parse(JSON.stringify(EVENT_DATA[type])) as Schema);
+    result[type] = fromDocument.get(type) ?? (JSON.parse(JSON.stringify(EVENT_DATA[type])) as Schema);
   }
   return result;
 }

@@ -35,7 +35,9 @@ export interface WaygateClient extends ApiMethods {
     route: R,
     ...args: Routes[R]['input'] extends void
       ? [input?: undefined, options?: RequestOptions]
-      : [input: Routes[R]['input'], options?: RequestOptions]
+      : Record<string, never> extends Routes[R]['input']
+        ? [input?: Routes[R]['input'], options?: RequestOptions]
+        : [input: Routes[R]['input'], options?: RequestOptions]
   ): Promise<Routes[R]['response']>;
   /** A WebSocket stream of one instance's events; the token defaults to the client's apiKey. */
   events(options: Omit<EventStreamOptions, 'baseUrl' | 'token'> & { token?: string }): EventStream;

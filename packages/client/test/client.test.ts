@@ -80,6 +80,8 @@ describe('the client against a real gateway', () => {
     expect(created.status).toBe('created');
     // The generated method of the same operation.
     const list = await (admin as any)[methodFor('GET /instance/all')]();
+    const byRoute = await admin.request('GET /instance/all');
+    expect(byRoute.total).toBe(list.total);
     expect(list.items.some((item: { instanceId: string }) => item.instanceId === created.instanceId)).toBe(true);
 
     const a = new WaygateClient({ baseUrl: gw.url, apiKey: created.token });
