@@ -97,7 +97,7 @@ class TypeWriter {
       if (!name) return this.type(deref(this.doc, schema), files, at);
       if (!this.doc.components?.schemas?.[name]) throw new Error(`unresolvable $ref ${schema.$ref}`);
       this.refs.add(name);
-      return componentName(name);
+      return `Schemas.${componentName(name)}`;
     }
     if ('const' in schema) return JSON.stringify(schema.const);
     if (Array.isArray(schema.enum)) return schema.enum.map((value: unknown) => JSON.stringify(value)).join(' | ');
@@ -182,7 +182,8 @@ function operations(doc: Document): Operation[] {
     const route = fullPath.slice(PREFIX.length);
     for (const method of METHODS) {
       const op = item[method] as Schema | undefined;
-      if (!op) continue;
+      // WebSocket upgrades are not calls: the client's events() opens them.
+      if (!op || route === '/ws' || route.endsWith('/ws') || op.responses?.['101']) continue;
       const parameters = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((parameter: Schema) => deref(doc, parameter)!);
       const content = deref(doc, op.requestBody)?.content ?? {};
       const json = content['application/json']?.schema as Schema | undefined;
@@ -228,8 +229,14 @@ function eventDataSchemas(doc: Document): Record<string, Schema> {
   const fromDocument = new Map<string, Schema>();
   for (const [name, hook] of Object.entries<Schema>(doc.webhooks ?? {})) {
     const body = deref(doc, hook?.post?.requestBody);
-    const envelope = deref(doc, body?.content?.['application/json']?.schema);
-    const event = deref(doc, envelope?.properties?.event);
+    const schema = deref(doc, body?.content?.['application/json']?.schema);
+    // The envelope's fields, also when it is composed (`allOf`).
+    const properties: Record<string, Schema> = {};
+    for (const part of [schema, ...((schema?.allOf as Schema[] | undefined) ?? []).map((member) => deref(doc, member))]) {
+      Object.assign(properties, part?.properties ?? {});
+    }
+    const envelope = { properties };
+    const event = deref(doc, envelope.properties.event);
     const type = (EVENT_TYPES as readonly string[]).includes(name.toUpperCase())
       ? name.toUpperCase()
       : typeof event?.const === 'string'
@@ -237,7 +244,7 @@ function eventDataSchemas(doc: Document): Record<string, Schema> {
         : Array.isArray(event?.enum) && event.enum.length === 1
           ? String(event.enum[0])
           : undefined;
-    const data = envelope?.properties?.data as Schema | undefined;
+    const data = envelope.properties.data;
     if (type && data) fromDocument.set(type, data);
   }
   const result: Record<string, Schema> = {};
@@ -337,7 +344,10 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/** The document's shared schemas (components.schemas). */
+export declare namespace Schemas {
 ${components.join('\n\n')}
+}
 
 ${types.join('\n\n')}
 

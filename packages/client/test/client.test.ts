@@ -21,7 +21,7 @@ import {
   type WaygateEvent,
 } from '@waygate/client';
 import { EVENT_TYPES as GATEWAY_EVENT_TYPES } from '../../../src/network/port.js';
-import { GENERATED_DIR, fallbackOperationName, renderClientFiles } from '../../../scripts/client-gen.js';
+import { GENERATED_DIR, fallbackOperationName, generateClient, renderClientFiles } from '../../../scripts/client-gen.js';
 import { connectedInstance, startGateway, uniqueName, uniqueNumber, waitFor, type TestGateway } from '../../../test/support/gateway.js';
 import { makeSamples, type Samples } from '../../../test/support/media.js';
 import { WebhookReceiver } from '../../../test/support/receiver.js';
@@ -48,6 +48,60 @@ describe('the generated files', () => {
   it('names operations without an operationId after their method and path', () => {
     expect(fallbackOperationName('post', '/instance/rotate-token/{instance_id}')).toBe('postInstanceRotateTokenByInstanceId');
     expect(fallbackOperationName('get', '/instance/all')).toBe('getInstanceAll');
+  });
+
+  it('prefer operationIds, follow $refs to shared schemas, read events from webhooks and leave WebSocket upgrades out', () => {
+    const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+    const { 'api.d.ts': api, 'operations.js': table } = generateClient({
+      info: { title: 'Waygate API', version: '9' },
+      paths: {
+        '/api/v1/send/text': {
+          post: {
+            operationId: 'sendText',
+            requestBody: { $ref: '#/components/requestBodies/Text' },
+            responses: { '200': { $ref: '#/components/responses/Sent' } },
+          },
+        },
+        '/api/v1/send/sticker': {
+          post: {
+            requestBody: {
+              content: {
+                'application/json': { schema: { type: 'object', required: ['media'], properties: { media: ref('Media') } } },
+                'multipart/form-data': { schema: { type: 'object', properties: { media: { type: 'string', format: 'binary' } } } },
+              },
+            },
+            responses: { '200': { description: 'ok', content: { 'application/json': { schema: ref('SendReply') } } } },
+          },
+        },
+        '/api/v1/ws': { get: { operationId: 'streamEvents', responses: { '101': { description: 'upgrade' } } } },
+      },
+      components: {
+        schemas: {
+          SendReply: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+          Media: { type: 'object', properties: { url: { type: 'string' } } },
+          TextBody: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } },
+          MessageEvent: {
+            allOf: [
+              { type: 'object', properties: { event: { const: 'MESSAGE' } } },
+              { type: 'object', properties: { data: ref('MessageData') } },
+            ],
+          },
+          MessageData: { type: 'object', required: ['fromDocument'], properties: { fromDocument: { type: 'boolean' } } },
+        },
+        requestBodies: { Text: { content: { 'application/json': { schema: ref('TextBody') } } } },
+        responses: { Sent: { description: 'sent', content: { 'application/json': { schema: ref('SendReply') } } } },
+      },
+      webhooks: { onMessage: { post: { requestBody: { content: { 'application/json': { schema: ref('MessageEvent') } } } } } },
+    });
+    expect(api).toContain('sendText(input: SendTextInput, options?: RequestOptions): Promise<SendTextResponse>;');
+    expect(api).toContain('export type SendTextInput = Schemas.TextBody;');
+    expect(api).toContain('export type SendTextResponse = Schemas.SendReply;');
+    expect(api).toContain('media: Schemas.Media | FileUpload;');
+    expect(api).toContain('postSendSticker(input: PostSendStickerInput');
+    expect(api).toMatch(/export type MessageData = \{\s*fromDocument: boolean;/);
+    expect(api).toContain('MESSAGE: Schemas.MessageData;');
+    expect(api).not.toContain('streamEvents');
+    expect(table).toContain('"files":["media"]');
   });
 
   it("keep the README's example identical to examples/quickstart.ts (type-checked by the test command)", () => {

@@ -15,6 +15,9 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
+/** The document's shared schemas (components.schemas). */
+export declare namespace Schemas {}
+
 export type DeleteAdminAlertRulesByRuleIdInput = {
   rule_id: string;
 };
