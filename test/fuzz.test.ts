@@ -4,13 +4,29 @@
  * time (so requests get past validation and reach the services) and break them the rest of the time
  * (wrong types, missing and extra fields, odd strings); keys are the admin key, an instance token,
  * another instance's token, garbage or none. The property: no answer is 5xx, and the gateway keeps
- * serving. FUZZ_RUNS sets the number of requests (default 2,000; `npm run fuzz` runs 50,000).
+ * serving, and its heap stays flat: the live heap after a full GC, measured once the first quarter of
+ * the requests has warmed caches and pools up and again at the end, may not grow by more than
+ * HEAP_GROWTH_LIMIT_MB. FUZZ_RUNS sets the number of requests (default 2,000; `npm run fuzz` runs 50,000).
  */
 import fc from 'fast-check';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectedInstance, startGateway, uniqueNumber, type TestGateway, type TestInstance } from './support/gateway.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
+/** Growth of the live heap allowed between the end of the warm-up and the end of the run. */
+const HEAP_GROWTH_LIMIT_MB = 32;
+
+// A full GC on demand without starting node with --expose-gc (the test runs in a vitest worker).
+v8.setFlagsFromString('--expose-gc');
+const collectGarbage = vm.runInNewContext('gc') as () => void;
+
+/** The live heap (MB) after full collections: what stays, not what waits for the collector. */
+function liveHeapMb(): number {
+  for (let i = 0; i < 3; i += 1) collectGarbage();
+  return process.memoryUsage().heapUsed / 1_048_576;
+}
 
 type Schema = Record<string, any>;
 
@@ -194,6 +210,9 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     });
     const failures: string[] = [];
     let sent = 0;
+    const warmUp = Math.floor(RUNS / 4);
+    let heapAfterWarmUp = 0;
+    let rssAfterWarmUp = 0;
     await fc.assert(
       fc.asyncProperty(request, async ({ op, params, query, body, key }) => {
         let path = op.path;
@@ -213,6 +232,10 @@ describe('fuzzing every operation of the OpenAPI document', () => {
           ...(op.method !== 'GET' && op.method !== 'DELETE' && body !== undefined ? { body } : {}),
         });
         sent += 1;
+        if (sent === warmUp) {
+          heapAfterWarmUp = liveHeapMb();
+          rssAfterWarmUp = process.memoryUsage().rss / 1_048_576;
+        }
         if (res.status >= 500) {
           failures.push(`${op.method} ${route} ${JSON.stringify(body)?.slice(0, 300)} -> ${res.status} ${JSON.stringify(res.body)}`);
           return false;
@@ -224,5 +247,14 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     expect(failures).toEqual([]);
     expect(sent).toBeGreaterThanOrEqual(RUNS);
     expect((await gw.api('GET', '/api/v1/server/ok')).status).toBe(200);
+    const heapAtEnd = liveHeapMb();
+    const rssAtEnd = process.memoryUsage().rss / 1_048_576;
+    const growth = heapAtEnd - heapAfterWarmUp;
+    console.log(
+      `fuzz memory: live heap ${heapAfterWarmUp.toFixed(1)} MB after ${warmUp} requests, ${heapAtEnd.toFixed(1)} MB after ${sent} ` +
+        `(${growth >= 0 ? '+' : ''}${growth.toFixed(1)} MB, limit ${HEAP_GROWTH_LIMIT_MB}); RSS ${rssAfterWarmUp.toFixed(0)} -> ${rssAtEnd.toFixed(0)} MB`,
+    );
+    expect(heapAfterWarmUp).toBeGreaterThan(0);
+    expect(growth).toBeLessThan(HEAP_GROWTH_LIMIT_MB);
   });
 });
