@@ -1,11 +1,14 @@
 /** The S3 media store against a real S3-compatible server (s3rver) started here, alone and in a gateway. */
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectedInstance, recordEvents, startGateway, uniqueNumber, type TestGateway } from '../../test/support/gateway.js';
+import { connectedInstance, recordEvents, startGateway, uniqueNumber, waitFor, type TestGateway } from '../../test/support/gateway.js';
 import { makeSamples, startS3, type S3Server } from '../../test/support/media.js';
 import { ConfigError, loadConfig, type S3Config } from '../config.js';
+import { MessageStore } from '../message-store/store.js';
+import { sweepOrphanMedia } from './orphans.js';
 import { S3MediaStore } from './s3-store.js';
+import { mediaKey } from './store.js';
 
 describe('S3 media store', () => {
   let s3: S3Server;
@@ -106,6 +109,33 @@ describe('S3 media store', () => {
       expect(deleted.status).toBe(200);
       expect(await keysIn('waygate-media', `${b.id}/`)).toEqual([]);
       expect(await keysIn('waygate-media', `${a.id}/`)).toHaveLength(1);
+    });
+
+    it('sweeps objects no message references (a crash between upload and save) and keeps referenced and young ones', async () => {
+      const a = await connectedInstance(gw, uniqueNumber());
+      const samples = await makeSamples();
+      const sent = await gw.api('POST', '/api/v1/send/media', {
+        key: a.token,
+        body: { number: uniqueNumber(), media: { base64: samples.png.toString('base64') } },
+      });
+      expect(sent.status).toBe(200);
+      const kept = mediaKey(a.id, sent.body.key.id);
+      const messages = new MessageStore(gw.storage.db);
+      await waitFor(async () => ((await messages.referencedMediaKeys([kept])).has(kept) ? true : undefined), 5000, 'message row');
+      // What a crash after the upload and before the message row leaves in the bucket.
+      for (const stray of ['CRASHED1', 'CRASHED2']) {
+        await client.send(new PutObjectCommand({ Bucket: 'waygate-media', Key: `${a.id}/${stray}`, Body: 'orphan bytes' }));
+      }
+      const referenced = (keys: string[]) => messages.referencedMediaKeys(keys);
+
+      // Younger than the orphan age: nothing goes (its message row may still be on its way).
+      expect(await sweepOrphanMedia(gw.media, referenced, Date.now() - 3_600_000)).toBe(0);
+      expect(await keysIn('waygate-media', `${a.id}/`)).toHaveLength(3);
+
+      // Past the age: the strays go, the sent picture stays and still downloads.
+      expect(await sweepOrphanMedia(gw.media, referenced, Date.now() + 60_000)).toBe(2);
+      expect(await keysIn('waygate-media', `${a.id}/`)).toEqual([kept]);
+      expect((await gw.media.read(kept))?.equals(samples.png)).toBe(true);
     });
   });
 });
