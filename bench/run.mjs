@@ -1,6 +1,6 @@
 // npm run bench: every figure beside a baseline measured in the same run; one JSON line per figure,
 // all of them in bench/results/latest.json. Short mode: BENCH_QUICK=1 (smaller N, shorter runs).
-import { execSync } from 'node:child_process';
+import { execFileSync, execSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -336,10 +336,28 @@ async function groupSend() {
   }
 }
 
+// 8. Storage at scale: generated messages over many instances, read routes' p99 and the outbox pruner,
+// on both databases (bench/storage-scale.ts, run with tsx: it needs the tests' fake WhatsApp server).
+async function storageScale() {
+  const out = execFileSync(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/storage-scale.ts'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 1_800_000,
+    encoding: 'utf8',
+  });
+  for (const line of out.split('\n')) if (line.startsWith('{"figure":"storage_scale"')) emit(results, JSON.parse(line));
+}
+
 const started = Date.now();
 // BENCH_ONLY=group_send,fan_out runs only those figures (the ones that need no other figure's result).
 const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : undefined;
-const alone = { group_send: groupSend, event_fan_out: fanOut, auth_rate_limit_overhead: authOverhead, instance_cost: instanceCost };
+const alone = {
+  group_send: groupSend,
+  event_fan_out: fanOut,
+  auth_rate_limit_overhead: authOverhead,
+  instance_cost: instanceCost,
+  storage_scale: storageScale,
+};
 if (ONLY) {
   for (const name of ONLY) {
     if (!alone[name]) throw new Error(`BENCH_ONLY: ${name} is not one of ${Object.keys(alone).join(', ')}`);
@@ -353,6 +371,7 @@ if (ONLY) {
   await authOverhead();
   await groupSend();
   await instanceCost();
+  await storageScale();
 }
 
 const summary = {

@@ -241,6 +241,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
           find: (instanceId, messageId) => messageStore.find(instanceId, messageId),
           save: (message) => messageStore.save(message),
           search: (instanceId, filter, page) => messageStore.search(instanceId, filter, page),
+          latestOfChats: (instanceId, chats) => messageStore.latestOfChats(instanceId, chats),
         },
         logger: log,
         clock,

@@ -45,4 +45,35 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
     expect(await gw.outbox.pendingOfUnknownSinks(['webhook', 'amqp'])).toEqual({});
     expect((await gw.outbox.pending('amqp', a.id, 1000)).length).toBe(602);
   });
+
+  it('prunes in chunks: every delivered event older than the cutoff moves to the archive, pending and newer ones stay', async () => {
+    const a = await createInstance(gw);
+    // More than one prune chunk (5,000): 11,000 events, every tenth still pending, the last 500 too new.
+    const events = Array.from({ length: 11_000 }, (_, i) => ({
+      eventId: `prune-${a.id}-${i}`,
+      instanceId: a.id,
+      instanceName: a.name,
+      type: 'MESSAGE' as const,
+      body: JSON.stringify({ i }),
+      createdAt: 1000 + i,
+      sinks: i % 10 === 0 ? ['webhook'] : [],
+    }));
+    await gw.outbox.append(events);
+    const cutoff = 1000 + 10_500;
+    const moved = await gw.outbox.prune(cutoff, true);
+    expect(moved).toBe(10_500 - 1050);
+    const left = await gw.storage.db.selectFrom('outbox').select('event_id').where('instance_id', '=', a.id).execute();
+    expect(left).toHaveLength(11_000 - moved);
+    const archived = await gw.storage.db
+      .selectFrom('event_archive')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('instance_id', '=', a.id)
+      .executeTakeFirstOrThrow();
+    expect(Number(archived.n)).toBe(moved);
+    // The history reads both tables and sees every event once.
+    expect(
+      await gw.outbox.historyCount(a.id, { fromSeq: 0, toSeq: Number.MAX_SAFE_INTEGER, sinceAt: null, untilAt: null, types: null }),
+    ).toBe(11_000);
+    expect(await gw.outbox.prune(cutoff, true)).toBe(0);
+  });
 });

@@ -9,6 +9,8 @@ import type { OutboxEntry } from './envelope.js';
 
 /** Rows per INSERT statement: far below SQLite's and PostgreSQL's bound-parameter limits. */
 const INSERT_CHUNK = 500;
+/** Events per prune step (bound parameters: well inside both databases' limits). */
+const PRUNE_CHUNK = 5000;
 
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
@@ -169,36 +171,47 @@ export class OutboxStore {
 
   /**
    * Delivered events older than the cutoff (those with no pending deliveries left) leave the outbox.
-   * With `archive` they move to the event archive first (one transaction; backfills read it), else
-   * they are deleted.
+   * With `archive` they move to the event archive first (one transaction per chunk; backfills read
+   * it), else they are deleted. Chunks of PRUNE_CHUNK rows, oldest first along outbox_created, keep
+   * each write short so appends are not held up behind a large prune.
    */
   async prune(olderThan: number, archive = false): Promise<number> {
-    const delivered = (eb: ExpressionBuilder<Database, 'outbox'>) =>
-      eb.and([
-        eb('outbox.created_at', '<', olderThan),
-        eb.not(eb.exists(eb.selectFrom('outbox_pending as p').select('p.seq').whereRef('p.seq', '=', 'outbox.seq'))),
-      ]);
-    if (!archive) {
-      const result = await this.db.deleteFrom('outbox').where(delivered).executeTakeFirst();
-      return Number(result.numDeletedRows);
+    let total = 0;
+    for (;;) {
+      const seqs = (
+        await this.db
+          .selectFrom('outbox')
+          .select('seq')
+          .where('created_at', '<', olderThan)
+          .where((eb) => eb.not(eb.exists(eb.selectFrom('outbox_pending as p').select('p.seq').whereRef('p.seq', '=', 'outbox.seq'))))
+          .orderBy('created_at')
+          .orderBy('seq')
+          .limit(PRUNE_CHUNK)
+          .execute()
+      ).map((row) => Number(row.seq));
+      if (seqs.length === 0) return total;
+      total += await this.db.transaction().execute(async (trx) => {
+        // A delivery added in between (a dead-letter retry) keeps its event: re-checked in the statement.
+        const stillDelivered = (eb: ExpressionBuilder<Database, 'outbox'>) =>
+          eb.and([
+            eb('outbox.seq', 'in', seqs),
+            eb.not(eb.exists(eb.selectFrom('outbox_pending as p').select('p.seq').whereRef('p.seq', '=', 'outbox.seq'))),
+          ]);
+        if (archive) {
+          await trx
+            .insertInto('event_archive')
+            .columns(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at'])
+            .expression(
+              trx.selectFrom('outbox').select(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at']).where(stillDelivered),
+            )
+            .onConflict((oc) => oc.column('seq').doNothing())
+            .execute();
+        }
+        const result = await trx.deleteFrom('outbox').where(stillDelivered).executeTakeFirst();
+        return Number(result.numDeletedRows);
+      });
+      if (seqs.length < PRUNE_CHUNK) return total;
     }
-    return this.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('event_archive')
-        .columns(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at'])
-        .expression(
-          trx.selectFrom('outbox').select(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at']).where(delivered),
-        )
-        .onConflict((oc) => oc.column('seq').doNothing())
-        .execute();
-      // Only what reached the archive leaves (an acknowledgement between the two statements waits for the next round).
-      const result = await trx
-        .deleteFrom('outbox')
-        .where('outbox.created_at', '<', olderThan)
-        .where((eb) => eb.exists(eb.selectFrom('event_archive as a').select('a.seq').whereRef('a.seq', '=', 'outbox.seq')))
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
-    });
   }
 
   /** Archived events older than the cutoff are deleted (EVENT_ARCHIVE_DAYS). */

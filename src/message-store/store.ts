@@ -163,9 +163,45 @@ export class MessageStore implements ChatMessages {
     return { items: rows.map(fromRow), total: Number(counted?.n ?? 0) };
   }
 
+  async latestOfChats(instanceId: string, chats: { remoteJid: string; since?: number }[]): Promise<Map<string, StoredMessage>> {
+    const out = new Map<string, StoredMessage>();
+    if (chats.length === 0) return out;
+    await this.settled();
+    // One statement of fixed text (planned once, whatever the page size): per chat, the first row of
+    // a backward walk of messages_instance_chat_order. The chats travel as one array parameter.
+    const jids = chats.map((chat) => chat.remoteJid);
+    const sinces = chats.map((chat) => chat.since ?? -1);
+    const rows = this.postgres()
+      ? await sql<MessageRow>`
+          select m.* from unnest(${jids}::text[], ${sinces}::bigint[]) as c(jid, since)
+          cross join lateral (
+            select * from messages x
+            where x.instance_id = ${instanceId} and x.remote_jid = c.jid and x.message_type <> ${POLL_VOTE_TYPE}
+              and x.message_timestamp >= c.since
+            order by x.message_timestamp desc, x.created_at desc, x.message_id desc
+            limit 1
+          ) m`.execute(this.db)
+      : await sql<MessageRow>`
+          select * from messages where rowid in (
+            select (
+              select x.rowid from messages x
+              where x.instance_id = ${instanceId} and x.remote_jid = c.value ->> '$[0]' and x.message_type <> ${POLL_VOTE_TYPE}
+                and x.message_timestamp >= c.value ->> '$[1]'
+              order by x.message_timestamp desc, x.created_at desc, x.message_id desc
+              limit 1
+            ) from json_each(${JSON.stringify(chats.map((chat, i) => [chat.remoteJid, sinces[i]]))}) as c
+          )`.execute(this.db);
+    for (const row of rows.rows) out.set(row.remote_jid, fromRow(row));
+    return out;
+  }
+
+  private postgres(): boolean {
+    return this.db.getExecutor().adapter instanceof PostgresAdapter;
+  }
+
   /** The text or caption of the stored content, in the database's JSON dialect. */
   private textExpression() {
-    const postgres = this.db.getExecutor().adapter instanceof PostgresAdapter;
+    const postgres = this.postgres();
     const parts = TEXT_PATHS.map((path) =>
       postgres ? sql.raw(`(content::jsonb #>> '{${path.join(',')}}')`) : sql.raw(`json_extract(content, '$.${path.join('.')}')`),
     );
@@ -260,9 +296,12 @@ export class MessageStore implements ChatMessages {
       .where('created_at', '<', before)
       .limit(limit)
       .execute();
-    for (const row of rows) {
-      await this.db.deleteFrom('messages').where('instance_id', '=', row.instance_id).where('message_id', '=', row.message_id).execute();
-    }
+    // One commit for the batch, not one per row.
+    await this.db.transaction().execute(async (trx) => {
+      for (const row of rows) {
+        await trx.deleteFrom('messages').where('instance_id', '=', row.instance_id).where('message_id', '=', row.message_id).execute();
+      }
+    });
     return { deleted: rows.length, mediaKeys: rows.flatMap((r) => (r.media_key ? [r.media_key] : [])) };
   }
 

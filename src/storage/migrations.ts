@@ -510,6 +510,28 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
       },
     },
+    '0018_perf_storage_indexes': {
+      // Storage at scale (bench/storage-scale.ts): every read of the message store walks an index in
+      // the order it pages by, and the pruner finds old outbox rows without scanning the table.
+      async up(db: Kysely<any>) {
+        // GET /message/find: one instance's messages newest first (message_timestamp, created_at, message_id).
+        await db.schema
+          .createIndex('messages_instance_order')
+          .on('messages')
+          .columns(['instance_id', 'message_timestamp', 'created_at', 'message_id'])
+          .execute();
+        // One chat's messages in the same order: /chat/history pages and each chat's last message in
+        // /chat/list. It covers what messages_instance_chat_time (0007) did.
+        await db.schema
+          .createIndex('messages_instance_chat_order')
+          .on('messages')
+          .columns(['instance_id', 'remote_jid', 'message_timestamp', 'created_at', 'message_id'])
+          .execute();
+        await db.schema.dropIndex('messages_instance_chat_time').execute();
+        // The outbox pruner takes delivered events older than the retention, oldest first.
+        await db.schema.createIndex('outbox_created').on('outbox').columns(['created_at', 'seq']).execute();
+      },
+    },
   };
 }
 
