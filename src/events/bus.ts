@@ -71,7 +71,8 @@ export class EventBus {
   publishFor(instance: Instance, event: CanonicalEvent): Promise<OutboxEntry | undefined> {
     if (!filterAccepts(instance.webhookEvents, event.type)) return Promise.resolve(undefined);
     const createdAt = this.clock.now();
-    const envelope: EventEnvelope = {
+    // `seq` is added by the outbox when it stores the event (the numbering is durable there).
+    const envelope: Omit<EventEnvelope, 'seq'> = {
       event: event.type,
       instanceId: instance.id,
       instanceName: instance.name,

@@ -18,11 +18,17 @@ function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
+/** The envelope's bytes with `"seq":n` as its last member (the envelope is serialised once, by the bus). */
+function withSeq(body: string, seq: number): string {
+  return body === '{}' ? `{"seq":${seq}}` : `${body.slice(0, -1)},"seq":${seq}}`;
+}
+
 export interface NewOutboxEvent {
   eventId: string;
   instanceId: string;
   instanceName: string;
   type: EventType;
+  /** The JSON envelope without `seq` (append adds it). */
   body: string;
   createdAt: number;
   /** Durable sinks that must deliver this event. */
@@ -41,11 +47,33 @@ export class OutboxStore {
 
   /**
    * Stores a batch of events in one transaction, with one multi-row insert per table; returns them
-   * with their sequence numbers, in the order given.
+   * with their sequence numbers, in the order given. Each event's JSON body gets its instance's next
+   * `seq` (event_sequences, advanced in the same transaction, so numbers are never reused or skipped
+   * by what is stored).
    */
   async append(events: NewOutboxEvent[]): Promise<OutboxEntry[]> {
     if (events.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
+      const counts = new Map<string, number>();
+      for (const event of events) counts.set(event.instanceId, (counts.get(event.instanceId) ?? 0) + 1);
+      const next = new Map<string, number>();
+      // One upsert per instance, in a fixed order (PostgreSQL row locks never wait on each other in a cycle).
+      for (const [instanceId, count] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        const row = await trx
+          .insertInto('event_sequences')
+          .values({ instance_id: instanceId, seq: count })
+          .onConflict((oc) =>
+            oc.column('instance_id').doUpdateSet((eb) => ({ seq: eb('event_sequences.seq', '+', eb.ref('excluded.seq')) })),
+          )
+          .returning('seq')
+          .executeTakeFirstOrThrow();
+        next.set(instanceId, Number(row.seq) - count + 1);
+      }
+      events = events.map((event) => {
+        const seq = next.get(event.instanceId)!;
+        next.set(event.instanceId, seq + 1);
+        return { ...event, body: withSeq(event.body, seq) };
+      });
       const seqOf = new Map<string, number>();
       for (const chunk of chunks(events, INSERT_CHUNK)) {
         const rows = await trx

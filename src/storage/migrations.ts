@@ -532,6 +532,19 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.createIndex('outbox_created').on('outbox').columns(['created_at', 'seq']).execute();
       },
     },
+    '0019_perf_webhook_lanes': {
+      // `seq` in every envelope: the last number given to an event of each instance, advanced in the
+      // transaction that stores the events. And the opt-in batched webhook of an instance (JSON
+      // `{ maxEvents, maxWaitMs }`, null: one POST per event).
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('event_sequences')
+          .addColumn('instance_id', 'text', (c) => c.primaryKey().references('instances.id').onDelete('cascade'))
+          .addColumn('seq', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema.alterTable('instances').addColumn('webhook_batch', 'text').execute();
+      },
+    },
   };
 }
 
