@@ -49,11 +49,13 @@ export class OutboxStore {
    * Stores a batch of events in one transaction, with one multi-row insert per table; returns them
    * with their sequence numbers, in the order given. Each event's JSON body gets its instance's next
    * `seq` (event_sequences, advanced in the same transaction, so numbers are never reused or skipped
-   * by what is stored).
+   * by what is stored). `alsoIn` writes more rows in the same transaction.
    */
-  async append(events: NewOutboxEvent[]): Promise<OutboxEntry[]> {
+  async append(events: NewOutboxEvent[], alsoIn?: (trx: Kysely<Database>) => Promise<void>): Promise<OutboxEntry[]> {
     if (events.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
+      // Writes that commit with these events (the message rows of the same tick: one commit).
+      await alsoIn?.(trx);
       const counts = new Map<string, number>();
       for (const event of events) counts.set(event.instanceId, (counts.get(event.instanceId) ?? 0) + 1);
       const next = new Map<string, number>();

@@ -50,8 +50,85 @@ export class MessageStore implements ChatMessages {
   /** Writes not yet finished, so a read right after a send sees its message. */
   private readonly inFlight = new Map<string, Promise<void>>();
   private flushing: Promise<void> | undefined;
+  /** Set once the event bus commits these rows with its outbox rows (`writeIn`): is it about to? */
+  private outboxBusy: (() => boolean) | undefined;
+  /** Rows taken into the outbox's transaction and not yet committed (or given back). */
+  private readonly shared = new Set<Promise<void>>();
 
   constructor(private readonly db: Kysely<Database>) {}
+
+  /**
+   * From now on the rows of a tick are written in the event outbox's transaction when one runs
+   * (`writeIn`), so a send costs one commit for its message and its events. While `outboxBusy()`
+   * (events waiting or being stored) the store's own flush waits: the outbox's next transaction
+   * takes the rows. It writes them itself once the outbox is idle (messages whose event was filtered out).
+   */
+  shareCommits(outboxBusy: () => boolean): void {
+    this.outboxBusy = outboxBusy;
+  }
+
+  private scheduleFlush(): void {
+    this.flushing = new Promise<void>((finished) => {
+      const attempt = () => {
+        if (this.batch.size > 0 && this.outboxBusy?.()) setImmediate(attempt);
+        else void this.flush().finally(finished);
+      };
+      setImmediate(attempt);
+    });
+  }
+
+  /**
+   * Writes the waiting rows with `trx` (inside a savepoint: a bad row gives them back for the
+   * store's own row-by-row flush instead of failing the caller's transaction). The caller reports
+   * the outcome of its commit; undefined when there was nothing to write.
+   */
+  async writeIn(trx: Kysely<Database>): Promise<{ committed(): void; failed(): void } | undefined> {
+    if (this.batch.size === 0) return undefined;
+    const batch = [...this.batch.values()];
+    this.batch = new Map();
+    let settle!: () => void;
+    const pending = new Promise<void>((resolve) => (settle = resolve));
+    this.shared.add(pending);
+    const done = () => {
+      this.shared.delete(pending);
+      settle();
+    };
+    const giveBack = () => {
+      for (const waiting of batch) {
+        const id = `${waiting.row.instance_id} ${waiting.row.message_id}`;
+        // A newer save of the same message (already waiting) wins.
+        if (!this.batch.has(id)) this.batch.set(id, waiting);
+      }
+      done();
+      if (!this.flushing) this.scheduleFlush();
+    };
+    try {
+      await sql`savepoint message_rows`.execute(trx);
+      try {
+        for (let i = 0; i < batch.length; i += 500)
+          await this.write(
+            batch.slice(i, i + 500).map((w) => w.row),
+            trx,
+          );
+      } catch {
+        await sql`rollback to savepoint message_rows`.execute(trx);
+        await sql`release savepoint message_rows`.execute(trx);
+        giveBack();
+        return undefined;
+      }
+      await sql`release savepoint message_rows`.execute(trx);
+    } catch (error) {
+      giveBack();
+      throw error;
+    }
+    return {
+      committed: () => {
+        for (const waiting of batch) waiting.resolve();
+        done();
+      },
+      failed: giveBack,
+    };
+  }
 
   /**
    * Stores (or updates) a message. Writes of the same tick share one statement, so recording
@@ -78,16 +155,21 @@ export class MessageStore implements ChatMessages {
     });
     tracked.catch(() => undefined);
     this.inFlight.set(id, tracked);
-    if (!this.flushing) this.flushing = new Promise<void>((finished) => setImmediate(() => void this.flush().finally(finished)));
+    if (!this.flushing) this.scheduleFlush();
     return done;
   }
 
   /** Resolves once every message saved so far is written. */
   async settled(): Promise<void> {
-    while (this.flushing) await this.flushing;
+    while (this.flushing || this.shared.size > 0) {
+      if (this.flushing) await this.flushing;
+      else await Promise.all(this.shared);
+    }
   }
 
   private async flush(): Promise<void> {
+    // Rows in the outbox's transaction commit first: a later save of the same message must not be overtaken.
+    while (this.shared.size > 0) await Promise.all(this.shared);
     const batch = [...this.batch.values()];
     this.batch = new Map();
     try {
@@ -101,12 +183,12 @@ export class MessageStore implements ChatMessages {
       }
     } finally {
       this.flushing = undefined;
-      if (this.batch.size > 0) this.flushing = new Promise<void>((finished) => setImmediate(() => void this.flush().finally(finished)));
+      if (this.batch.size > 0) this.scheduleFlush();
     }
   }
 
-  private async write(rows: MessageRow[]): Promise<void> {
-    await this.db
+  private async write(rows: MessageRow[], db: Kysely<Database> = this.db): Promise<void> {
+    await db
       .insertInto('messages')
       .values(rows)
       .onConflict((conflict) =>
