@@ -76,7 +76,7 @@ export class EventBus {
    * wait for the queueing only, so events of many requests share one transaction.
    */
   async enqueue(instanceId: string, event: CanonicalEvent): Promise<{ stored: Promise<OutboxEntry | undefined> }> {
-    const instance = await this.instances.find(instanceId);
+    const instance = this.instances.cached(instanceId) ?? (await this.instances.find(instanceId));
     if (!instance) return { stored: Promise.resolve(undefined) };
     return { stored: this.publishFor(instance, event) };
   }
