@@ -19,11 +19,15 @@ import {
   rssOf,
   sleep,
   startGateway,
+  summariseProfile,
   startProcess,
   tempDir,
 } from './lib.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
+// `npm run bench -- --profile`: the send road and the webhook lanes run under --cpu-prof; the
+// profiles stay in bench/results/profiles/ and each figure names its file and where the time went.
+const PROFILE = process.argv.includes('--profile');
 const SEND_SECONDS = QUICK ? 5 : 20;
 const SHORT_SECONDS = QUICK ? 3 : 10;
 const CONNECTIONS = 64;
@@ -58,12 +62,13 @@ async function sendRoad() {
   const baseline = await sendLoad(`http://127.0.0.1:${barePort}`, 'x', '5511900000000', SEND_SECONDS);
   await bare.stop();
 
-  const gw = await startGateway();
+  const gw = await startGateway({}, { profile: PROFILE ? 'send-road' : undefined });
   const inst = await connectedSandbox(gw.url);
   const waygate = await sendLoad(gw.url, inst.token, '5511900000000', SEND_SECONDS);
   await gw.stop();
   emit(results, {
     figure: 'send_road',
+    ...(PROFILE ? { profile: summariseProfile(gw.profileFile) } : {}),
     unit: 'requests/s',
     waygate,
     baseline: { name: 'bare Fastify route', ...baseline },
@@ -103,7 +108,8 @@ async function useBatches(url, token) {
 async function endToEnd(sqliteRoad, batched = false) {
   const receiver = new WebhookReceiverForBench();
   await receiver.start();
-  const gw = await startGateway();
+  const gw = await startGateway({}, { profile: PROFILE ? (batched ? 'webhook-lane-batched' : 'webhook-lane') : undefined });
+  let figure;
   try {
     const inst = await connectedSandbox(gw.url, { webhookUrl: receiver.url, webhookEvents: ['SEND_MESSAGE'] });
     if (batched) await useBatches(gw.url, inst.token);
@@ -125,7 +131,7 @@ async function endToEnd(sqliteRoad, batched = false) {
     const delivered = receiver.uniqueIds.size;
     const latencies = receiver.latencies.sort((a, b) => a - b);
     const p99 = latencies[Math.floor(latencies.length * 0.99)] ?? null;
-    emit(results, {
+    figure = {
       figure: batched ? 'end_to_end_webhook_batched' : 'end_to_end_webhook',
       ...(batched ? { webhookBatch: WEBHOOK_BATCH } : {}),
       sends2xx: load.total2xx,
@@ -139,11 +145,13 @@ async function endToEnd(sqliteRoad, batched = false) {
       sendRequestsPerSec: load.requestsPerSec,
       baseline: { name: 'send road without webhook (same run)', requestsPerSec: sqliteRoad.requestsPerSec },
       ratio: ratio(load.requestsPerSec, sqliteRoad.requestsPerSec),
-    });
+    };
   } finally {
     await gw.stop();
     await receiver.stop();
   }
+  if (PROFILE) figure.profile = summariseProfile(gw.profileFile);
+  emit(results, figure);
 }
 
 /** A plain sequential loop of HTTP POSTs with the same client (fetch) to a receiver: the lane baseline. */
@@ -429,6 +437,13 @@ const alone = {
   storage_scale: storageScale,
   event_fan_out_batched: () => fanOut(true),
   webhook_lane_backlog: webhookBacklog,
+  send_road: sendRoad,
+  // With the send road of the same run as baseline.
+  end_to_end_webhook: async () => {
+    const road = await sendRoad();
+    await endToEnd(road);
+    await endToEnd(road, true);
+  },
 };
 if (ONLY) {
   for (const name of ONLY) {
