@@ -528,6 +528,15 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .columns(['instance_id', 'remote_jid', 'message_timestamp', 'created_at', 'message_id'])
           .execute();
         await db.schema.dropIndex('messages_instance_chat_time').execute();
+        // Most messages carry no media: index only those that do (one index entry less per text
+        // message written); the orphan sweep's `media_key in (...)` implies the condition.
+        await db.schema.dropIndex('messages_media_key').execute();
+        await db.schema
+          .createIndex('messages_media_key')
+          .on('messages')
+          .column('media_key')
+          .where(sql.ref('media_key'), 'is not', null)
+          .execute();
         // The outbox pruner takes delivered events older than the retention, oldest first.
         await db.schema.createIndex('outbox_created').on('outbox').columns(['created_at', 'seq']).execute();
       },
