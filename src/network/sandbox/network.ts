@@ -3,7 +3,7 @@
  * and which session is linked to which number. Sessions of sandbox instances live here; two of them
  * can message each other, and virtual contacts act through the /sandbox control routes.
  */
-import { createHash, randomBytes, randomFillSync, randomInt } from 'node:crypto';
+import { createHash, randomFillSync, randomInt } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Clock } from '../../clock.js';
 import { errors } from '../../errors.js';
