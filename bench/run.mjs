@@ -416,14 +416,26 @@ async function groupSend() {
 
 // 8. Storage at scale: generated messages over many instances, read routes' p99 and the outbox pruner,
 // on both databases (bench/storage-scale.ts, run with tsx: it needs the tests' fake WhatsApp server).
-async function storageScale() {
-  const out = execFileSync(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bench/storage-scale.ts'], {
+/** Runs a TypeScript scenario with tsx (it needs the tests' fake WhatsApp server) and emits its figures. */
+function tsFigures(script, figure) {
+  const out = execFileSync(process.execPath, ['--expose-gc', 'node_modules/tsx/dist/cli.mjs', script], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
     timeout: 1_800_000,
     encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --expose-gc`.trim() },
   });
-  for (const line of out.split('\n')) if (line.startsWith('{"figure":"storage_scale"')) emit(results, JSON.parse(line));
+  for (const line of out.split('\n')) if (line.startsWith(`{"figure":"${figure}"`)) emit(results, JSON.parse(line));
+}
+
+async function storageScale() {
+  tsFigures('bench/storage-scale.ts', 'storage_scale');
+}
+
+// 9. Connected WhatsApp sessions (real Baileys client, fake server): RSS and heap per session at
+// 10/100/200, idle CPU (bench/session-cost.ts).
+async function sessionCost() {
+  tsFigures('bench/session-cost.ts', 'session_cost_whatsapp');
 }
 
 const started = Date.now();
@@ -435,6 +447,7 @@ const alone = {
   auth_rate_limit_overhead: authOverhead,
   instance_cost: instanceCost,
   storage_scale: storageScale,
+  session_cost: sessionCost,
   event_fan_out_batched: () => fanOut(true),
   webhook_lane_backlog: webhookBacklog,
   send_road: sendRoad,
@@ -462,6 +475,7 @@ if (ONLY) {
   await groupSend();
   await instanceCost();
   await storageScale();
+  await sessionCost();
 }
 
 const summary = {

@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { FakeWaServer } from '../src/network/whatsapp/fixtures/fake-wa-server.js';
 import type { Database } from '../src/storage/schema.js';
+import { pairedWhatsApp } from './whatsapp-pairing.js';
 import { startGateway, type DialectName, type TestGateway } from '../test/support/gateway.js';
 // @ts-expect-error plain JavaScript module of the bench
 import { autocannon } from './lib.mjs';
@@ -102,29 +103,6 @@ async function generateWhatsAppAccount(db: Kysely<Database>, instanceId: string)
     .execute();
 }
 
-/** Links a WhatsApp instance through the API against the fake server (connect, QR, pair-success, 515, login). */
-async function pairedWhatsApp(gw: TestGateway, server: FakeWaServer): Promise<{ id: string; token: string }> {
-  const created = await gw.api('POST', '/api/v1/instance/create', {
-    key: gw.adminKey,
-    body: { instanceName: `wa-${randomUUID().slice(0, 8)}`, network: 'whatsapp' },
-  });
-  const registering = server.nextClient();
-  await gw.api('POST', '/api/v1/instance/connect', { key: created.body.token });
-  const connection = await registering;
-  const qr = await gw.api<{ code: string }>('GET', '/api/v1/instance/qr', { key: created.body.token });
-  const loggingIn = server.nextClient();
-  await connection.pairSuccess(qr.body.code, '5511912340000:4@s.whatsapp.net', '200000000000044:4@lid');
-  await connection.waitForNode((node) => node.tag === 'iq' && Array.isArray(node.content) && node.content[0]?.tag === 'pair-device-sign');
-  await connection.streamError('515');
-  await loggingIn;
-  const deadline = Date.now() + 30_000;
-  while ((await gw.api<{ status: string }>('GET', '/api/v1/instance/status', { key: created.body.token })).body.status !== 'CONNECTED') {
-    if (Date.now() > deadline) throw new Error('the WhatsApp instance did not connect');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return { id: created.body.instanceId, token: created.body.token };
-}
-
 async function load(gw: TestGateway, token: string, route: string): Promise<Autocannon> {
   const first = performance.now();
   const check = await gw.api('GET', route, { key: token });
@@ -169,7 +147,7 @@ async function measure(dialect: DialectName) {
   });
   const started = performance.now();
   try {
-    const wa = await pairedWhatsApp(gw, server);
+    const wa = await pairedWhatsApp(gw, server, '5511912340000');
     const sandbox = await gw.api('POST', '/api/v1/instance/create', {
       key: gw.adminKey,
       body: { instanceName: 'sandbox-account', network: 'sandbox' },
