@@ -3,7 +3,7 @@
  * gateway. Wrong, short, malformed, expired, rotated and deleted keys on every route class;
  * instance keys on admin routes; one instance reaching for another's messages, media, chats, dead
  * letters, batches and WebSocket stream; SSRF forms for media and webhook URLs; oversize and deeply
- * nested bodies; line breaks in stored URLs; and, at the end, a scan of every log line the gateway
+ * nested bodies; line breaks in stored URLs; forged, tampered and misplaced web-user JWTs; and, at the end, a scan of every log line the gateway
  * wrote during the run for keys, tokens and secrets.
  */
 import { randomBytes } from 'node:crypto';
@@ -304,6 +304,121 @@ describe('bodies', () => {
     }
     // Still serving.
     expect((await gw.api('GET', '/api/v1/server/ok')).status).toBe(200);
+  });
+});
+
+describe('web-user tokens (JWT) misused', () => {
+  const PASSWORD = 'attack suite password';
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+  const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  let owner: { accessToken: string; refreshToken: string; user: { id: string } };
+  let viewer: { accessToken: string; refreshToken: string; user: { id: string } };
+
+  async function invited(role: string, email: string) {
+    const invitation = await gw.api('POST', '/api/v1/auth/invitations', { headers: bearer(owner.accessToken), body: { role } });
+    expect(invitation.status).toBe(201);
+    const registered = await gw.api('POST', '/api/v1/auth/register', {
+      body: { email, password: PASSWORD, invitation: invitation.body.code },
+    });
+    expect(registered.status).toBe(201);
+    secrets.add(registered.body.accessToken);
+    secrets.add(registered.body.refreshToken);
+    return registered.body;
+  }
+
+  function closeOf(route: string, query: string): Promise<number> {
+    return new Promise((resolve) => {
+      const socket = new WebSocket(`${gw.url.replace('http', 'ws')}${route}?${query}`);
+      socket.on('close', (code) => resolve(code));
+      socket.on('error', () => undefined);
+    });
+  }
+
+  beforeAll(async () => {
+    const first = await gw.api('POST', '/api/v1/auth/register', { body: { email: 'owner@attack.example', password: PASSWORD } });
+    expect(first.status).toBe(201);
+    owner = first.body;
+    secrets.add(owner.accessToken);
+    secrets.add(owner.refreshToken);
+    viewer = await invited('viewer', 'viewer@attack.example');
+  });
+
+  it('forged, unsigned, re-signed and role-tampered tokens answer 401 on admin routes', async () => {
+    const [header, payload, signature] = viewer.accessToken.split('.');
+    const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+    const forged = [
+      // alg none, no signature
+      `${b64({ alg: 'none', typ: 'JWT' })}.${payload}.`,
+      `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ ...claims, role: 'owner' })}.`,
+      // the viewer's own signature over a payload that says owner
+      `${header}.${b64({ ...claims, role: 'owner' })}.${signature}`,
+      // another user's id under the viewer's signature
+      `${header}.${b64({ ...claims, sub: owner.user.id })}.${signature}`,
+      // a key the gateway never had
+      `${header}.${payload}.${randomBytes(32).toString('base64url')}`,
+      // HS512 header on an HS256 signature (algorithm confusion)
+      `${b64({ alg: 'HS512', typ: 'JWT' })}.${payload}.${signature}`,
+      // expired a minute ago, same signature (the payload no longer matches it)
+      `${header}.${b64({ ...claims, exp: Math.floor(Date.now() / 1000) - 60 })}.${signature}`,
+      `${header}.${payload}`,
+      `${header}..${signature}`,
+    ];
+    for (const token of forged) {
+      for (const [method, route, body] of ADMIN_ROUTES) {
+        const res = await gw.api(method, route, { headers: bearer(token), ...(body ? { body } : {}) });
+        expect(res.status, `${method} ${route} with ${token.slice(0, 40)}…`).toBe(401);
+      }
+      expect((await gw.api('GET', '/api/v1/auth/me', { headers: bearer(token) })).status).toBe(401);
+    }
+  });
+
+  it('a refresh token is not an access token, and an access token does not refresh', async () => {
+    for (const [method, route, body] of ADMIN_ROUTES) {
+      const res = await gw.api(method, route, { headers: bearer(owner.refreshToken), ...(body ? { body } : {}) });
+      expect(res.status, `${method} ${route}`).toBe(401);
+    }
+    expect((await gw.api('GET', '/api/v1/auth/me', { headers: bearer(owner.refreshToken) })).status).toBe(401);
+    const refreshed = await gw.api('POST', '/api/v1/auth/refresh', { body: { refreshToken: owner.accessToken } });
+    // Refresh tokens have their own shape (wgr_…): a JWT is refused by the schema before any lookup.
+    expect(refreshed.status).toBe(400);
+    // Neither works as an api key.
+    expect((await gw.api('GET', '/api/v1/instance/all', { key: owner.accessToken })).status).toBe(401);
+    expect((await gw.api('GET', '/api/v1/instance/all', { key: owner.refreshToken })).status).toBe(401);
+  });
+
+  it('a JWT is never an instance token, on REST or on the instance WebSocket', async () => {
+    for (const [method, route, body] of INSTANCE_ROUTES) {
+      const res = await gw.api(method, route, { headers: bearer(owner.accessToken), ...(body ? { body } : {}) });
+      expect(res.status, `${method} ${route}`).toBe(401);
+    }
+    expect(await closeOf('/api/v1/ws', `token=${owner.accessToken}&instanceId=${a.id}`)).toBe(4401);
+  });
+
+  it('a viewer may read but every write route class answers 403, and the admin stream refuses it', async () => {
+    expect((await gw.api('GET', '/api/v1/instance/all', { headers: bearer(viewer.accessToken) })).status).toBe(200);
+    for (const [method, route, body] of ADMIN_ROUTES.filter(([method]) => method !== 'GET')) {
+      const res = await gw.api(method, route, { headers: bearer(viewer.accessToken), ...(body ? { body } : {}) });
+      expect(res.status, `${method} ${route}`).toBe(403);
+    }
+    for (const [method, route, body] of [
+      ['DELETE', `/api/v1/instance/delete/${a.id}`],
+      ['POST', '/api/v1/auth/invitations', { role: 'owner' }],
+      ['PATCH', `/api/v1/auth/users/${viewer.user.id}`, { role: 'owner' }],
+    ] as [string, string, unknown?][]) {
+      const res = await gw.api(method, route, { headers: bearer(viewer.accessToken), ...(body ? { body } : {}) });
+      expect(res.status, `${method} ${route}`).toBe(403);
+    }
+    expect((await gw.api('GET', '/api/v1/instance/status', { key: a.token })).status).toBe(200);
+    expect(await closeOf('/api/v1/admin/ws', `token=${viewer.accessToken}`)).toBe(4403);
+  });
+
+  it("a deleted user's tokens stop working at once, on REST and on the admin stream", async () => {
+    const operator = await invited('operator', 'operator@attack.example');
+    expect((await gw.api('GET', '/api/v1/instance/all', { headers: bearer(operator.accessToken) })).status).toBe(200);
+    expect((await gw.api('DELETE', `/api/v1/auth/users/${operator.user.id}`, { headers: bearer(owner.accessToken) })).status).toBe(200);
+    expect((await gw.api('GET', '/api/v1/instance/all', { headers: bearer(operator.accessToken) })).status).toBe(401);
+    expect((await gw.api('POST', '/api/v1/auth/refresh', { body: { refreshToken: operator.refreshToken } })).status).toBe(401);
+    expect(await closeOf('/api/v1/admin/ws', `token=${operator.accessToken}`)).toBe(4401);
   });
 });
 
