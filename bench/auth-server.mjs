@@ -6,7 +6,7 @@ import { loadConfig } from '../dist/config.js';
 import { systemClock } from '../dist/clock.js';
 import { buildApp } from '../dist/http/app.js';
 import { MemoryWindowStore } from '../dist/http/rate-limit.js';
-import { InstanceRepo } from '../dist/instances/repo.js';
+import { InstanceRepo } from '../dist/instance-registry/repo.js';
 import { InstanceService } from '../dist/instance-registry/service.js';
 import { openStorage } from '../dist/storage/db.js';
 

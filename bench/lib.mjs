@@ -66,8 +66,14 @@ export function tempDir(prefix) {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-/** Starts the built gateway (dist/main.js) on a free port. */
-export async function startGateway(env = {}, { readyLine } = {}) {
+/** Where `--profile` runs keep their CPU profiles. */
+export const PROFILE_DIR = path.join(ROOT, 'bench/results/profiles');
+
+/**
+ * Starts the built gateway (dist/main.js) on a free port. With `profile` (a name) it runs under
+ * `--cpu-prof` and writes bench/results/profiles/<profile>.cpuprofile when it stops.
+ */
+export async function startGateway(env = {}, { readyLine, profile } = {}) {
   const port = await freePort();
   const dataDir = env.DATA_DIR ?? tempDir('waygate-bench-');
   const fullEnv = {
@@ -81,8 +87,46 @@ export async function startGateway(env = {}, { readyLine } = {}) {
     ...env,
   };
   const url = `http://127.0.0.1:${port}`;
-  const proc = await startProcess(['dist/main.js'], fullEnv, readyLine ? { readyLine } : { readyUrl: `${url}/api/v1/server/ok` });
-  return { ...proc, url, port, dataDir, env: fullEnv };
+  if (profile) fs.mkdirSync(PROFILE_DIR, { recursive: true });
+  const args = profile
+    ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${profile}.cpuprofile`, 'dist/main.js']
+    : ['dist/main.js'];
+  const proc = await startProcess(args, fullEnv, readyLine ? { readyLine } : { readyUrl: `${url}/api/v1/server/ok` });
+  return { ...proc, url, port, dataDir, env: fullEnv, profileFile: profile ? path.join(PROFILE_DIR, `${profile}.cpuprofile`) : undefined };
+}
+
+/**
+ * Where the time went in a CPU profile: self time grouped by package (node_modules/<name>), by file
+ * of the gateway (dist/...), or by the runtime's own entries (garbage collector, idle), in percent.
+ */
+export function summariseProfile(file, top = 15) {
+  if (!file || !fs.existsSync(file)) return undefined;
+  const profile = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const self = new Map();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const { url, functionName } = nodes.get(id).callFrame;
+    const key = !url
+      ? functionName
+      : url.includes('node_modules/')
+        ? url.split('node_modules/').pop().split('/')[0]
+        : url.includes('/dist/')
+          ? `dist/${url.split('/dist/').pop()}`
+          : url.replace(/^node:internal\/.*$/, 'node internals');
+    const dt = profile.timeDeltas[i] ?? 0;
+    self.set(key, (self.get(key) ?? 0) + dt);
+    total += dt;
+  });
+  return {
+    file: path.relative(ROOT, file),
+    selfTimePercent: Object.fromEntries(
+      [...self]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, top)
+        .map(([key, dt]) => [key, Math.round((dt / total) * 1000) / 10]),
+    ),
+  };
 }
 
 export async function api(url, method, route, key, body) {

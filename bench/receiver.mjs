@@ -1,32 +1,68 @@
-// A webhook receiver for the benchmarks: counts unique event ids and the time from the event's
-// recording (envelope timestamp) to its arrival.
+// A webhook receiver for the benchmarks: counts unique event ids (single envelopes and batched
+// arrays alike), the time from the event's recording (envelope timestamp) to its arrival, and
+// checks each instance's `seq`: gaps and out-of-order arrivals are counted, never expected.
 import http from 'node:http';
 
 export class WebhookReceiverForBench {
   uniqueIds = new Set();
   latencies = [];
   lastArrival = 0;
+  posts = 0;
+  seqGaps = 0;
+  outOfOrder = 0;
+  /** instanceId -> the highest seq seen. */
+  lastSeq = new Map();
+  /** While true, answers wait (a receiver that is down or slow: the backlog grows in the outbox). */
+  held = false;
+  waiting = [];
 
   constructor() {
     this.server = http.createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
       const chunks = [];
       req.on('data', (c) => chunks.push(c));
       req.on('end', () => {
-        const now = Date.now();
-        this.lastArrival = now;
-        const id = req.headers['x-webhook-event-id'];
-        if (id && !this.uniqueIds.has(id)) {
-          this.uniqueIds.add(id);
-          try {
-            const body = JSON.parse(Buffer.concat(chunks).toString());
-            if (body.timestamp) this.latencies.push(now - Date.parse(body.timestamp));
-          } catch {
-            /* not an envelope */
-          }
-        }
-        res.writeHead(200).end('ok');
+        const answer = () => {
+          this.record(Buffer.concat(chunks).toString());
+          res.writeHead(200).end('ok');
+        };
+        if (this.held) this.waiting.push(answer);
+        else answer();
       });
     });
+  }
+
+  record(text) {
+    const now = Date.now();
+    this.lastArrival = now;
+    this.posts += 1;
+    let body;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return;
+    }
+    for (const envelope of Array.isArray(body) ? body : [body]) {
+      if (!envelope?.eventId || this.uniqueIds.has(envelope.eventId)) continue;
+      this.uniqueIds.add(envelope.eventId);
+      if (envelope.timestamp) this.latencies.push(now - Date.parse(envelope.timestamp));
+      if (typeof envelope.seq === 'number') {
+        const last = this.lastSeq.get(envelope.instanceId) ?? 0;
+        if (envelope.seq < last) this.outOfOrder += 1;
+        else {
+          if (last > 0 && envelope.seq > last + 1) this.seqGaps += envelope.seq - last - 1;
+          this.lastSeq.set(envelope.instanceId, envelope.seq);
+        }
+      }
+    }
+  }
+
+  hold() {
+    this.held = true;
+  }
+
+  release() {
+    this.held = false;
+    for (const answer of this.waiting.splice(0)) answer();
   }
 
   async start() {

@@ -1,6 +1,6 @@
 // npm run bench: every figure beside a baseline measured in the same run; one JSON line per figure,
 // all of them in bench/results/latest.json. Short mode: BENCH_QUICK=1 (smaller N, shorter runs).
-import { execSync } from 'node:child_process';
+import { execFileSync, execSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,11 +19,15 @@ import {
   rssOf,
   sleep,
   startGateway,
+  summariseProfile,
   startProcess,
   tempDir,
 } from './lib.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
+// `npm run bench -- --profile`: the send road and the webhook lanes run under --cpu-prof; the
+// profiles stay in bench/results/profiles/ and each figure names its file and where the time went.
+const PROFILE = process.argv.includes('--profile');
 const SEND_SECONDS = QUICK ? 5 : 20;
 const SHORT_SECONDS = QUICK ? 3 : 10;
 const CONNECTIONS = 64;
@@ -58,12 +62,13 @@ async function sendRoad() {
   const baseline = await sendLoad(`http://127.0.0.1:${barePort}`, 'x', '5511900000000', SEND_SECONDS);
   await bare.stop();
 
-  const gw = await startGateway();
+  const gw = await startGateway({}, { profile: PROFILE ? 'send-road' : undefined });
   const inst = await connectedSandbox(gw.url);
   const waygate = await sendLoad(gw.url, inst.token, '5511900000000', SEND_SECONDS);
   await gw.stop();
   emit(results, {
     figure: 'send_road',
+    ...(PROFILE ? { profile: summariseProfile(gw.profileFile) } : {}),
     unit: 'requests/s',
     waygate,
     baseline: { name: 'bare Fastify route', ...baseline },
@@ -92,13 +97,22 @@ async function storage(sqliteRoad) {
   });
 }
 
-// 2. End to end: send load with a webhook receiver attached.
-async function endToEnd(sqliteRoad) {
+/** The batched webhook the lane figures compare with one POST per event. */
+const WEBHOOK_BATCH = { maxEvents: 100, maxWaitMs: 50 };
+
+async function useBatches(url, token) {
+  await api(url, 'POST', '/api/v1/instance/webhook', token, { webhookBatch: WEBHOOK_BATCH });
+}
+
+// 2. End to end: send load with a webhook receiver attached (one POST per event, then batched).
+async function endToEnd(sqliteRoad, batched = false) {
   const receiver = new WebhookReceiverForBench();
   await receiver.start();
-  const gw = await startGateway();
+  const gw = await startGateway({}, { profile: PROFILE ? (batched ? 'webhook-lane-batched' : 'webhook-lane') : undefined });
+  let figure;
   try {
     const inst = await connectedSandbox(gw.url, { webhookUrl: receiver.url, webhookEvents: ['SEND_MESSAGE'] });
+    if (batched) await useBatches(gw.url, inst.token);
     const started = Date.now();
     const load = await sendLoad(gw.url, inst.token, '5511900000000');
     const loadEnded = Date.now();
@@ -117,25 +131,52 @@ async function endToEnd(sqliteRoad) {
     const delivered = receiver.uniqueIds.size;
     const latencies = receiver.latencies.sort((a, b) => a - b);
     const p99 = latencies[Math.floor(latencies.length * 0.99)] ?? null;
-    emit(results, {
-      figure: 'end_to_end_webhook',
+    figure = {
+      figure: batched ? 'end_to_end_webhook_batched' : 'end_to_end_webhook',
+      ...(batched ? { webhookBatch: WEBHOOK_BATCH } : {}),
       sends2xx: load.total2xx,
       eventsDelivered: delivered,
       eventsLost: Math.max(0, load.total2xx - delivered),
+      posts: receiver.posts,
+      seqGaps: receiver.seqGaps,
+      outOfOrder: receiver.outOfOrder,
       deliveredPerSec: Math.round(delivered / ((drained - started) / 1000)),
       p99ReplyToReceiverMs: p99,
       sendRequestsPerSec: load.requestsPerSec,
       baseline: { name: 'send road without webhook (same run)', requestsPerSec: sqliteRoad.requestsPerSec },
       ratio: ratio(load.requestsPerSec, sqliteRoad.requestsPerSec),
-    });
+    };
   } finally {
     await gw.stop();
     await receiver.stop();
   }
+  if (PROFILE) figure.profile = summariseProfile(gw.profileFile);
+  emit(results, figure);
 }
 
-// 3. Fan-out: one instance emitting to webhook + WebSocket + Redis pub/sub at once.
-async function fanOut() {
+/** A plain sequential loop of HTTP POSTs with the same client (fetch) to a receiver: the lane baseline. */
+async function sequentialPostBaseline() {
+  const base = new WebhookReceiverForBench();
+  await base.start();
+  const body = JSON.stringify({ event: 'MESSAGE', data: { text: 'x'.repeat(200) } });
+  const until = Date.now() + SHORT_SECONDS * 1000;
+  let posts = 0;
+  while (Date.now() < until) {
+    const res = await fetch(base.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-webhook-event-id': String(posts) },
+      body,
+    });
+    await res.arrayBuffer();
+    posts += 1;
+  }
+  await base.stop();
+  return Math.round(posts / SHORT_SECONDS);
+}
+
+// 3. Fan-out: one instance emitting to webhook + WebSocket + Redis pub/sub at once (one POST per
+// event, then batched).
+async function fanOut(batched = false) {
   const receiver = new WebhookReceiverForBench();
   await receiver.start();
   const prefix = `wgbench${Date.now()}:`;
@@ -146,6 +187,7 @@ async function fanOut() {
   subscriber.on('pmessage', () => (brokerEvents += 1));
   try {
     const inst = await connectedSandbox(gw.url, { webhookUrl: receiver.url, webhookEvents: ['MESSAGE'] });
+    if (batched) await useBatches(gw.url, inst.token);
     let wsEvents = 0;
     const ws = new WebSocket(`${gw.url.replace('http', 'ws')}/api/v1/ws?token=${inst.token}&instanceId=${inst.id}`);
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
@@ -164,28 +206,18 @@ async function fanOut() {
     const webhookPerSec = Math.round(receiver.uniqueIds.size / seconds);
     ws.close();
 
-    // Baseline: a plain sequential loop of HTTP POSTs with the same client (fetch) to the same receiver.
-    const base = new WebhookReceiverForBench();
-    await base.start();
-    const body = JSON.stringify({ event: 'MESSAGE', data: { text: 'x'.repeat(200) } });
-    const until = Date.now() + SHORT_SECONDS * 1000;
-    let posts = 0;
-    while (Date.now() < until) {
-      const res = await fetch(base.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-webhook-event-id': String(posts) },
-        body,
-      });
-      await res.arrayBuffer();
-      posts += 1;
-    }
-    await base.stop();
-    const baselinePerSec = Math.round(posts / SHORT_SECONDS);
+    const baselinePerSec = await sequentialPostBaseline();
     emit(results, {
-      figure: 'event_fan_out',
+      figure: batched ? 'event_fan_out_batched' : 'event_fan_out',
+      ...(batched ? { webhookBatch: WEBHOOK_BATCH } : {}),
+      seqGaps: receiver.seqGaps,
+      outOfOrder: receiver.outOfOrder,
       unit: 'events/s during load',
       eventsProduced: load.total2xx,
       webhookPerSec,
+      // Share of the produced events the webhook delivered during the load (1: the lane kept up;
+      // then the lane's rate is bounded by what was produced, not by the lane).
+      webhookKeptUp: load.total2xx ? Math.round((receiver.uniqueIds.size / load.total2xx) * 1000) / 1000 : null,
       websocketPerSec: Math.round(wsEvents / seconds),
       redisPerSec: Math.round(brokerEvents / seconds),
       baseline: { name: 'sequential fetch POST loop to the same receiver', postsPerSec: baselinePerSec },
@@ -196,6 +228,52 @@ async function fanOut() {
     await gw.stop();
     await receiver.stop();
   }
+}
+
+// 3b. A lane draining a backlog: the receiver holds its answers while contact messages pile up in
+// the outbox, then answers everything; events/s from release to the last event (one POST per event,
+// then batched). Goal: >= 5,000 events/s.
+async function webhookBacklog() {
+  const baselinePerSec = await sequentialPostBaseline();
+  const figure = { figure: 'webhook_lane_backlog', unit: 'events/s draining a backlog', goal: 5000, lanes: {} };
+  for (const batched of [false, true]) {
+    const receiver = new WebhookReceiverForBench();
+    await receiver.start();
+    const gw = await startGateway({ WEBHOOK_TIMEOUT_MS: '60000' });
+    try {
+      const inst = await connectedSandbox(gw.url, { webhookUrl: receiver.url, webhookEvents: ['MESSAGE'] });
+      if (batched) await useBatches(gw.url, inst.token);
+      receiver.hold();
+      const load = await autocannon({
+        url: `${gw.url}/api/v1/sandbox/messages`,
+        method: 'POST',
+        headers: { apikey: ADMIN, 'content-type': 'application/json' },
+        body: { from: '5511900000009', to: inst.number, text: 'backlog' },
+        connections: 16,
+        duration: SHORT_SECONDS,
+      });
+      const released = Date.now();
+      receiver.release();
+      const deadline = released + 300_000;
+      while (receiver.uniqueIds.size < load.total2xx && Date.now() < deadline) await sleep(50);
+      const seconds = ((receiver.lastArrival || Date.now()) - released) / 1000;
+      figure.lanes[batched ? 'batched' : 'single'] = {
+        ...(batched ? { webhookBatch: WEBHOOK_BATCH } : {}),
+        backlog: load.total2xx,
+        delivered: receiver.uniqueIds.size,
+        posts: receiver.posts,
+        eventsPerSec: Math.round(receiver.uniqueIds.size / Math.max(seconds, 0.001)),
+        seqGaps: receiver.seqGaps,
+        outOfOrder: receiver.outOfOrder,
+      };
+    } finally {
+      await gw.stop();
+      await receiver.stop();
+    }
+  }
+  figure.baseline = { name: 'sequential fetch POST loop to the same receiver', postsPerSec: baselinePerSec };
+  figure.ratio = ratio(figure.lanes.batched.eventsPerSec, baselinePerSec);
+  emit(results, figure);
 }
 
 // 4. Cost per instance, and start-up time with many instances.
@@ -336,10 +414,50 @@ async function groupSend() {
   }
 }
 
+// 8. Storage at scale: generated messages over many instances, read routes' p99 and the outbox pruner,
+// on both databases (bench/storage-scale.ts, run with tsx: it needs the tests' fake WhatsApp server).
+/** Runs a TypeScript scenario with tsx (it needs the tests' fake WhatsApp server) and emits its figures. */
+function tsFigures(script, figure) {
+  const out = execFileSync(process.execPath, ['--expose-gc', 'node_modules/tsx/dist/cli.mjs', script], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    timeout: 1_800_000,
+    encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --expose-gc`.trim() },
+  });
+  for (const line of out.split('\n')) if (line.startsWith(`{"figure":"${figure}"`)) emit(results, JSON.parse(line));
+}
+
+async function storageScale() {
+  tsFigures('bench/storage-scale.ts', 'storage_scale');
+}
+
+// 9. Connected WhatsApp sessions (real Baileys client, fake server): RSS and heap per session at
+// 10/100/200, idle CPU (bench/session-cost.ts).
+async function sessionCost() {
+  tsFigures('bench/session-cost.ts', 'session_cost_whatsapp');
+}
+
 const started = Date.now();
 // BENCH_ONLY=group_send,fan_out runs only those figures (the ones that need no other figure's result).
 const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',') : undefined;
-const alone = { group_send: groupSend, event_fan_out: fanOut, auth_rate_limit_overhead: authOverhead, instance_cost: instanceCost };
+const alone = {
+  group_send: groupSend,
+  event_fan_out: fanOut,
+  auth_rate_limit_overhead: authOverhead,
+  instance_cost: instanceCost,
+  storage_scale: storageScale,
+  session_cost: sessionCost,
+  event_fan_out_batched: () => fanOut(true),
+  webhook_lane_backlog: webhookBacklog,
+  send_road: sendRoad,
+  // With the send road of the same run as baseline.
+  end_to_end_webhook: async () => {
+    const road = await sendRoad();
+    await endToEnd(road);
+    await endToEnd(road, true);
+  },
+};
 if (ONLY) {
   for (const name of ONLY) {
     if (!alone[name]) throw new Error(`BENCH_ONLY: ${name} is not one of ${Object.keys(alone).join(', ')}`);
@@ -349,10 +467,15 @@ if (ONLY) {
   const sqliteRoad = await sendRoad();
   await storage(sqliteRoad);
   await endToEnd(sqliteRoad);
+  await endToEnd(sqliteRoad, true);
   await fanOut();
+  await fanOut(true);
+  await webhookBacklog();
   await authOverhead();
   await groupSend();
   await instanceCost();
+  await storageScale();
+  await sessionCost();
 }
 
 const summary = {

@@ -387,6 +387,8 @@ export interface EventEnvelope<T extends EventType = EventType> {
   eventId: string;
   /** ISO 8601 UTC time the event was recorded. */
   timestamp: string;
+  /** The instance's event number (1, 2, 3, ... in recording order, the same on every channel): order by it, gaps are events this channel did not get. */
+  seq: number;
 }
 
 /** Any event, discriminated by \`event\`: \`switch (e.event)\` narrows \`data\`. */

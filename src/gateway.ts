@@ -241,6 +241,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
           find: (instanceId, messageId) => messageStore.find(instanceId, messageId),
           save: (message) => messageStore.save(message),
           search: (instanceId, filter, page) => messageStore.search(instanceId, filter, page),
+          latestOfChats: (instanceId, chats) => messageStore.latestOfChats(instanceId, chats),
         },
         logger: log,
         clock,
@@ -262,6 +263,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   const mediaAdmission = new MediaAdmission(config.media.inflightMaxBytes);
   const messageStore = new MessageStore(storage.db);
+  // A message row commits with its events: one commit per tick on the send road.
+  bus.addCommitParticipant(messageStore);
+  messageStore.shareCommits(() => bus.busy());
   // Sandbox chats keep their messages in memory; after a restart they are read back from the store.
   sandboxWorld.useHistory({ search: (instanceId, _all, page) => messageStore.search(instanceId, {}, page) });
   const recorder = new MessageRecorder(messageStore, mediaStore, instances, config.media, clock, log);

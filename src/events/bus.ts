@@ -4,6 +4,7 @@
  * published in the same tick share one transaction), and only then hands it to the sinks.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
 import { systemIds, type Clock, type IdSource } from '../clock.js';
 import { filterAccepts, type Instance, type InstanceService } from '../instance-registry/service.js';
 import type { CanonicalEvent } from '../network/port.js';
@@ -11,6 +12,12 @@ import type { OutboxDispatcher } from './dispatcher.js';
 import type { EventEnvelope, OutboxEntry } from './envelope.js';
 import type { NewOutboxEvent, OutboxStore } from './outbox.js';
 import type { DurableSink, LiveSink } from './sink.js';
+import type { Database } from '../storage/schema.js';
+
+/** Rows of another store that commit in the outbox's transaction (one commit per tick). */
+export interface CommitParticipant {
+  writeIn(trx: Kysely<Database>): Promise<{ committed(): void; failed(): void } | undefined>;
+}
 
 interface Waiting {
   event: NewOutboxEvent;
@@ -23,6 +30,7 @@ export class EventBus {
   private flushing: Promise<void> | undefined;
   private readonly live: LiveSink[] = [];
   private readonly listeners: ((entry: OutboxEntry) => void)[] = [];
+  private readonly participants: CommitParticipant[] = [];
 
   constructor(
     private readonly outbox: OutboxStore,
@@ -44,6 +52,11 @@ export class EventBus {
     this.live.push(sink);
   }
 
+  /** Writes that join each flush's transaction (the message store). */
+  addCommitParticipant(participant: CommitParticipant): void {
+    this.participants.push(participant);
+  }
+
   /** In-process observers of stored events (tests, metrics). */
   onStored(listener: (entry: OutboxEntry) => void): void {
     this.listeners.push(listener);
@@ -63,7 +76,7 @@ export class EventBus {
    * wait for the queueing only, so events of many requests share one transaction.
    */
   async enqueue(instanceId: string, event: CanonicalEvent): Promise<{ stored: Promise<OutboxEntry | undefined> }> {
-    const instance = await this.instances.find(instanceId);
+    const instance = this.instances.cached(instanceId) ?? (await this.instances.find(instanceId));
     if (!instance) return { stored: Promise.resolve(undefined) };
     return { stored: this.publishFor(instance, event) };
   }
@@ -71,7 +84,8 @@ export class EventBus {
   publishFor(instance: Instance, event: CanonicalEvent): Promise<OutboxEntry | undefined> {
     if (!filterAccepts(instance.webhookEvents, event.type)) return Promise.resolve(undefined);
     const createdAt = this.clock.now();
-    const envelope: EventEnvelope = {
+    // `seq` is added by the outbox when it stores the event (the numbering is durable there).
+    const envelope: Omit<EventEnvelope, 'seq'> = {
       event: event.type,
       instanceId: instance.id,
       instanceName: instance.name,
@@ -94,6 +108,11 @@ export class EventBus {
     });
   }
 
+  /** Events are waiting to be stored or being stored (a flush is scheduled or under way). */
+  busy(): boolean {
+    return this.flushing !== undefined;
+  }
+
   /** Resolves once every event published so far is stored. */
   async settled(): Promise<void> {
     while (this.flushing) await this.flushing;
@@ -102,8 +121,20 @@ export class EventBus {
   private async flush(): Promise<void> {
     const batch = this.batch;
     this.batch = [];
+    const joined: { committed(): void; failed(): void }[] = [];
     try {
-      const entries = await this.outbox.append(batch.map((w) => w.event));
+      const entries = await this.outbox.append(
+        batch.map((w) => w.event),
+        this.participants.length === 0
+          ? undefined
+          : async (trx) => {
+              for (const participant of this.participants) {
+                const outcome = await participant.writeIn(trx);
+                if (outcome) joined.push(outcome);
+              }
+            },
+      );
+      for (const outcome of joined) outcome.committed();
       entries.forEach((entry, i) => {
         const waiting = batch[i]!;
         for (const sink of waiting.event.sinks) this.dispatcher.notify(sink, entry.instanceId);
@@ -118,6 +149,7 @@ export class EventBus {
         waiting.resolve(entry);
       });
     } catch (error) {
+      for (const outcome of joined) outcome.failed();
       this.log.error({ err: error }, 'could not store events');
       for (const waiting of batch) waiting.reject(error);
     } finally {

@@ -38,6 +38,9 @@ interface Lane {
   /** Set when new events arrived while the lane was busy, so it reads again before stopping. */
   dirty: boolean;
   wake?: () => void;
+  /** Events notified while a batch waits to fill (batched sinks). */
+  arrivals: number;
+  onArrival?: () => void;
 }
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
@@ -78,11 +81,13 @@ export class OutboxDispatcher {
     const key = `${sink}\u0000${instanceId}`;
     let lane = this.lanes.get(key);
     if (!lane) {
-      lane = { running: false, dirty: false, acked: [] };
+      lane = { running: false, dirty: false, acked: [], arrivals: 0 };
       this.lanes.set(key, lane);
     }
     lane.dirty = true;
     if (lane.running) {
+      lane.arrivals += 1;
+      lane.onArrival?.();
       lane.wake?.();
       return;
     }
@@ -103,7 +108,10 @@ export class OutboxDispatcher {
    */
   async stop(graceMs = 10_000): Promise<void> {
     this.stopped = true;
-    for (const lane of this.lanes.values()) lane.wake?.();
+    for (const lane of this.lanes.values()) {
+      lane.wake?.();
+      lane.onArrival?.();
+    }
     let timer: NodeJS.Timeout | undefined;
     const gaveUp = await Promise.race([
       this.whenIdle().then(() => false),
@@ -125,6 +133,13 @@ export class OutboxDispatcher {
     try {
       while (!this.stopped && lane.dirty) {
         lane.dirty = false;
+        if (sink.batching && sink.deliverBatch) {
+          const instance = await this.options.instances.find(instanceId);
+          if (instance && sink.batching(instance)) {
+            await this.runBatches(sink, lane, instanceId);
+            continue;
+          }
+        }
         let page: PendingDelivery[];
         do {
           page = await this.options.outbox.pending(sinkName, instanceId, PAGE);
@@ -149,6 +164,88 @@ export class OutboxDispatcher {
       if ([...this.lanes.values()].every((l) => !l.running)) {
         for (const resolve of this.idle) resolve();
         this.idle.clear();
+      }
+    }
+  }
+
+  /**
+   * A batched lane: reads up to `maxEvents` pending events, waits (at most until the oldest is
+   * `maxWaitMs` old) for the batch to fill, delivers them as one unit, until nothing is pending.
+   * Order is kept: a batch is retried whole before the next one goes.
+   */
+  private async runBatches(sink: DurableSink, lane: Lane, instanceId: string): Promise<void> {
+    while (!this.stopped) {
+      const instance = await this.options.instances.find(instanceId);
+      const batching = instance ? sink.batching!(instance) : undefined;
+      if (!batching) {
+        // Batching was turned off (or the instance is gone): the one-at-a-time loop takes over.
+        lane.dirty = true;
+        return;
+      }
+      let page = await this.options.outbox.pending(sink.name, instanceId, batching.maxEvents);
+      if (page.length === 0) return;
+      const oldest = page[0]!;
+      if (page.length < batching.maxEvents && oldest.attempts === 0) {
+        const waitMs = oldest.entry.createdAt + batching.maxWaitMs - this.options.clock.now();
+        if (waitMs > 0) {
+          await this.gather(lane, waitMs, batching.maxEvents - page.length);
+          if (this.stopped) return;
+          page = await this.options.outbox.pending(sink.name, instanceId, batching.maxEvents);
+        }
+      }
+      await this.deliverBatchWithRetry(sink, lane, instanceId, page);
+      await this.flushAcks(sink, lane);
+    }
+  }
+
+  /** Waits up to `ms` for `missing` more events to be notified (or for stop). */
+  private async gather(lane: Lane, ms: number, missing: number): Promise<void> {
+    lane.arrivals = 0;
+    await Promise.race([
+      this.sleep(ms),
+      new Promise<void>((resolve) => {
+        lane.onArrival = () => {
+          if (this.stopped || lane.arrivals >= missing) resolve();
+        };
+      }),
+    ]);
+    lane.onArrival = undefined;
+  }
+
+  private async deliverBatchWithRetry(sink: DurableSink, lane: Lane, instanceId: string, page: PendingDelivery[]): Promise<void> {
+    const entries = page.map((pending) => pending.entry);
+    const seqs = entries.map((entry) => entry.seq);
+    let attempts = Math.max(...page.map((pending) => pending.attempts));
+    let wait = Math.max(...page.map((pending) => pending.nextAttemptAt)) - this.options.clock.now();
+    while (!this.stopped) {
+      if (wait > 0) await this.pause(lane, wait);
+      if (this.stopped) return;
+      const instance = await this.options.instances.find(instanceId);
+      if (!instance || !sink.wants(instance)) {
+        lane.acked.push(...seqs);
+        return;
+      }
+      attempts += 1;
+      try {
+        await sink.deliverBatch!(entries, instance);
+        lane.acked.push(...seqs);
+        return;
+      } catch (error) {
+        const status = error instanceof DeliveryError ? error.status : null;
+        const message = error instanceof Error ? error.message : String(error);
+        const now = this.options.clock.now();
+        if (sink.retry.maxAttempts !== null && attempts >= sink.retry.maxAttempts) {
+          // Each event of the batch becomes its own dead letter (resent one by one).
+          for (const pending of page) await this.bury(sink, pending.entry, attempts, status, message, pending.firstAttemptAt, now);
+          return;
+        }
+        await this.flushAcks(sink, lane);
+        wait = backoffDelay({ baseMs: sink.retry.baseDelayMs, maxMs: sink.retry.maxDelayMs }, attempts - 1, this.options.random);
+        for (const seq of seqs) await this.options.outbox.recordFailure(seq, sink.name, attempts, now + wait, message, status);
+        this.options.log.warn(
+          { sink: sink.name, instanceId, events: entries.length, firstEventId: entries[0]?.eventId, attempts, status, error: message },
+          'batch delivery failed; will retry',
+        );
       }
     }
   }

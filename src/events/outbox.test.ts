@@ -27,7 +27,9 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
 
     const pending = await gw.outbox.pending('webhook', a.id, 1000);
     expect(pending).toHaveLength(602);
-    expect(pending[0]!.entry).toMatchObject({ seq: seqs[0], body: '{"i":0}', instanceName: a.name });
+    // The outbox numbers each instance's events (`seq` in the envelope) as it stores them.
+    expect(pending[0]!.entry).toMatchObject({ seq: seqs[0], body: '{"i":0,"seq":1}', instanceName: a.name });
+    expect(stored.map((e) => (JSON.parse(e.body) as { seq: number }).seq)).toEqual(events.map((_, i) => i + 1));
     expect((await gw.outbox.pendingBySink()).amqp).toBe(602);
 
     await gw.outbox.ackMany(
@@ -44,5 +46,37 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
     expect(await gw.outbox.pendingOfUnknownSinks(['webhook'])).toEqual({ amqp: 602 });
     expect(await gw.outbox.pendingOfUnknownSinks(['webhook', 'amqp'])).toEqual({});
     expect((await gw.outbox.pending('amqp', a.id, 1000)).length).toBe(602);
+  });
+
+  it('prunes in chunks: every delivered event older than the cutoff moves to the archive, pending and newer ones stay', async () => {
+    const a = await createInstance(gw);
+    // More than one prune chunk (5,000): 11,000 events, every tenth still pending, the last 500 too new.
+    const events = Array.from({ length: 11_000 }, (_, i) => ({
+      eventId: `prune-${a.id}-${i}`,
+      instanceId: a.id,
+      instanceName: a.name,
+      type: 'MESSAGE' as const,
+      body: JSON.stringify({ i }),
+      createdAt: 1000 + i,
+      sinks: i % 10 === 0 ? ['webhook'] : [],
+    }));
+    await gw.outbox.append(events);
+    const cutoff = 1000 + 10_500;
+    // (The count covers every instance; this one's share is checked below.)
+    expect(await gw.outbox.prune(cutoff, true)).toBeGreaterThanOrEqual(10_500 - 1050);
+    const moved = 10_500 - 1050;
+    const left = await gw.storage.db.selectFrom('outbox').select('event_id').where('instance_id', '=', a.id).execute();
+    expect(left).toHaveLength(11_000 - moved);
+    const archived = await gw.storage.db
+      .selectFrom('event_archive')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('instance_id', '=', a.id)
+      .executeTakeFirstOrThrow();
+    expect(Number(archived.n)).toBe(moved);
+    // The history reads both tables and sees every event once.
+    expect(
+      await gw.outbox.historyCount(a.id, { fromSeq: 0, toSeq: Number.MAX_SAFE_INTEGER, sinceAt: null, untilAt: null, types: null }),
+    ).toBe(11_000);
+    expect(await gw.outbox.prune(cutoff, true)).toBe(0);
   });
 });

@@ -9,6 +9,8 @@ import type { OutboxEntry } from './envelope.js';
 
 /** Rows per INSERT statement: far below SQLite's and PostgreSQL's bound-parameter limits. */
 const INSERT_CHUNK = 500;
+/** Events per prune step (bound parameters: well inside both databases' limits). */
+const PRUNE_CHUNK = 5000;
 
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
@@ -16,11 +18,17 @@ function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
+/** The envelope's bytes with `"seq":n` as its last member (the envelope is serialised once, by the bus). */
+function withSeq(body: string, seq: number): string {
+  return body === '{}' ? `{"seq":${seq}}` : `${body.slice(0, -1)},"seq":${seq}}`;
+}
+
 export interface NewOutboxEvent {
   eventId: string;
   instanceId: string;
   instanceName: string;
   type: EventType;
+  /** The JSON envelope without `seq` (append adds it). */
   body: string;
   createdAt: number;
   /** Durable sinks that must deliver this event. */
@@ -39,11 +47,35 @@ export class OutboxStore {
 
   /**
    * Stores a batch of events in one transaction, with one multi-row insert per table; returns them
-   * with their sequence numbers, in the order given.
+   * with their sequence numbers, in the order given. Each event's JSON body gets its instance's next
+   * `seq` (event_sequences, advanced in the same transaction, so numbers are never reused or skipped
+   * by what is stored). `alsoIn` writes more rows in the same transaction.
    */
-  async append(events: NewOutboxEvent[]): Promise<OutboxEntry[]> {
+  async append(events: NewOutboxEvent[], alsoIn?: (trx: Kysely<Database>) => Promise<void>): Promise<OutboxEntry[]> {
     if (events.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
+      // Writes that commit with these events (the message rows of the same tick: one commit).
+      await alsoIn?.(trx);
+      const counts = new Map<string, number>();
+      for (const event of events) counts.set(event.instanceId, (counts.get(event.instanceId) ?? 0) + 1);
+      const next = new Map<string, number>();
+      // One upsert per instance, in a fixed order (PostgreSQL row locks never wait on each other in a cycle).
+      for (const [instanceId, count] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        const row = await trx
+          .insertInto('event_sequences')
+          .values({ instance_id: instanceId, seq: count })
+          .onConflict((oc) =>
+            oc.column('instance_id').doUpdateSet((eb) => ({ seq: eb('event_sequences.seq', '+', eb.ref('excluded.seq')) })),
+          )
+          .returning('seq')
+          .executeTakeFirstOrThrow();
+        next.set(instanceId, Number(row.seq) - count + 1);
+      }
+      events = events.map((event) => {
+        const seq = next.get(event.instanceId)!;
+        next.set(event.instanceId, seq + 1);
+        return { ...event, body: withSeq(event.body, seq) };
+      });
       const seqOf = new Map<string, number>();
       for (const chunk of chunks(events, INSERT_CHUNK)) {
         const rows = await trx
@@ -169,36 +201,47 @@ export class OutboxStore {
 
   /**
    * Delivered events older than the cutoff (those with no pending deliveries left) leave the outbox.
-   * With `archive` they move to the event archive first (one transaction; backfills read it), else
-   * they are deleted.
+   * With `archive` they move to the event archive first (one transaction per chunk; backfills read
+   * it), else they are deleted. Chunks of PRUNE_CHUNK rows, oldest first along outbox_created, keep
+   * each write short so appends are not held up behind a large prune.
    */
   async prune(olderThan: number, archive = false): Promise<number> {
-    const delivered = (eb: ExpressionBuilder<Database, 'outbox'>) =>
-      eb.and([
-        eb('outbox.created_at', '<', olderThan),
-        eb.not(eb.exists(eb.selectFrom('outbox_pending as p').select('p.seq').whereRef('p.seq', '=', 'outbox.seq'))),
-      ]);
-    if (!archive) {
-      const result = await this.db.deleteFrom('outbox').where(delivered).executeTakeFirst();
-      return Number(result.numDeletedRows);
+    let total = 0;
+    for (;;) {
+      const seqs = (
+        await this.db
+          .selectFrom('outbox')
+          .select('seq')
+          .where('created_at', '<', olderThan)
+          .where((eb) => eb.not(eb.exists(eb.selectFrom('outbox_pending as p').select('p.seq').whereRef('p.seq', '=', 'outbox.seq'))))
+          .orderBy('created_at')
+          .orderBy('seq')
+          .limit(PRUNE_CHUNK)
+          .execute()
+      ).map((row) => Number(row.seq));
+      if (seqs.length === 0) return total;
+      total += await this.db.transaction().execute(async (trx) => {
+        // A delivery added in between (a dead-letter retry) keeps its event: re-checked in the statement.
+        const stillDelivered = (eb: ExpressionBuilder<Database, 'outbox'>) =>
+          eb.and([
+            eb('outbox.seq', 'in', seqs),
+            eb.not(eb.exists(eb.selectFrom('outbox_pending as p').select('p.seq').whereRef('p.seq', '=', 'outbox.seq'))),
+          ]);
+        if (archive) {
+          await trx
+            .insertInto('event_archive')
+            .columns(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at'])
+            .expression(
+              trx.selectFrom('outbox').select(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at']).where(stillDelivered),
+            )
+            .onConflict((oc) => oc.column('seq').doNothing())
+            .execute();
+        }
+        const result = await trx.deleteFrom('outbox').where(stillDelivered).executeTakeFirst();
+        return Number(result.numDeletedRows);
+      });
+      if (seqs.length < PRUNE_CHUNK) return total;
     }
-    return this.db.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('event_archive')
-        .columns(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at'])
-        .expression(
-          trx.selectFrom('outbox').select(['seq', 'event_id', 'instance_id', 'event_type', 'body', 'created_at']).where(delivered),
-        )
-        .onConflict((oc) => oc.column('seq').doNothing())
-        .execute();
-      // Only what reached the archive leaves (an acknowledgement between the two statements waits for the next round).
-      const result = await trx
-        .deleteFrom('outbox')
-        .where('outbox.created_at', '<', olderThan)
-        .where((eb) => eb.exists(eb.selectFrom('event_archive as a').select('a.seq').whereRef('a.seq', '=', 'outbox.seq')))
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
-    });
   }
 
   /** Archived events older than the cutoff are deleted (EVENT_ARCHIVE_DAYS). */

@@ -29,6 +29,13 @@ export interface DurableSink {
   /** Delivers one event; resolves only once the receiver has acknowledged it. Throws DeliveryError. */
   deliver(entry: OutboxEntry, instance: Instance): Promise<void>;
   /**
+   * A sink that can carry several events in one delivery says how many for this instance (and how
+   * long the oldest may wait for more); undefined: one event at a time.
+   */
+  batching?(instance: Instance): { maxEvents: number; maxWaitMs: number } | undefined;
+  /** Delivers several events, in order, as one unit (all acknowledged or none). Throws DeliveryError. */
+  deliverBatch?(entries: OutboxEntry[], instance: Instance): Promise<void>;
+  /**
    * One attempt, no retry, for the dead-letter retry route: a sink that buries letters somewhere
    * other than the instance webhook (a failover group's webhook) says here how to resend them.
    */

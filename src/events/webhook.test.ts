@@ -258,6 +258,7 @@ describe('webhook delivery', () => {
       number: null,
       webhookSecret: 's',
       webhookEvents: 'ALL' as const,
+      webhookBatch: null,
       settings: {},
       proxyUrl: null,
       createdAt: 0,

@@ -3,12 +3,13 @@
  *   per-IP limit -> `apikey` header -> admin key (constant time) or instance token (by hash) -> per-key limit.
  * Keys and tokens never reach the logs (see the logger's redaction in app.ts).
  */
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import type { Instance, InstanceService } from '../instance-registry/service.js';
-import { hashToken, sameSecret } from '../instance-registry/tokens.js';
+import { hashToken } from '../instance-registry/tokens.js';
 import type { SlidingWindowStore } from './rate-limit.js';
 
 /** Who called an admin route with something other than the admin key (auth/: a signed-in user's JWT). */
@@ -64,6 +65,12 @@ export function apiKeyOf(request: FastifyRequest): string | undefined {
 }
 
 export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
+  // The admin key's digest once; each request hashes its key once (the admin check and the per-key limit share it).
+  const adminDigest = Buffer.from(hashToken(options.adminKey));
+  const isAdminKey = (keyHash: string) => {
+    const given = Buffer.from(keyHash);
+    return given.length === adminDigest.length && timingSafeEqual(given, adminDigest);
+  };
   app.addHook('onRequest', async (request, reply) => {
     const access = request.routeOptions.config.access ?? 'none';
     await enforce(options.store, `ip:${request.ip}`, options.limits.perIp, options, reply);
@@ -71,8 +78,9 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     if (options.standby?.()) throw errors.standby();
 
     const key = apiKeyOf(request);
+    const keyHash = key === undefined ? undefined : hashToken(key);
     if (access === 'admin') {
-      if (key !== undefined && sameSecret(key, options.adminKey)) {
+      if (keyHash !== undefined && isAdminKey(keyHash)) {
         request.isAdmin = true;
       } else {
         const caller = await adminCallerOf(request, options);
@@ -90,11 +98,12 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
         throw errors.invalidApiKey();
       }
     } else {
-      if (key === undefined) throw errors.invalidApiKey();
-      if (sameSecret(key, options.adminKey)) throw errors.instanceOnly();
+      if (key === undefined || keyHash === undefined) throw errors.invalidApiKey();
+      if (isAdminKey(keyHash)) throw errors.instanceOnly();
       request.instance = (await instanceByResolvers(key, request, options)) ?? (await options.instances.authenticate(key));
     }
-    await enforce(options.store, `key:${hashToken(key).slice(0, 32)}`, options.limits.perKey, options, reply);
+    // (Always set here: every way without a key has returned or thrown.)
+    if (keyHash !== undefined) await enforce(options.store, `key:${keyHash.slice(0, 32)}`, options.limits.perKey, options, reply);
   });
 }
 

@@ -1,4 +1,5 @@
 /** The OpenAPI 3.1 document's frame: every decision SPEC leaves open is written down here. */
+import { EventEnvelope } from '../network/events.js';
 import { VERSION } from '../version.js';
 
 const DESCRIPTION = `
@@ -42,7 +43,7 @@ One shape for all of these groups:
 - **Batches** (\`/send/batch/text\`, up to 1000 texts) are sent in the background, one every BATCH_INTERVAL_MS (2 s); progress at \`GET /send/batch/{batchId}\`; they survive restarts.
 
 ## Events
-Envelope: \`event\`, \`instanceId\`, \`instanceName\`, \`data\`, plus \`eventId\` (UUID, the same on every retry and channel: deduplicate with it) and \`timestamp\` (ISO 8601 UTC). 13 types: MESSAGE, SEND_MESSAGE, READ_RECEIPT, PRESENCE, HISTORY_SYNC, CHAT_PRESENCE, CALL, CONNECTION, LABEL, CONTACT, GROUP, NEWSLETTER, QRCODE. The per-instance filter \`webhookEvents\` (\`"ALL"\` or a list; set at create or with \`POST /instance/webhook\`) applies to every channel; filtered events are not recorded.
+Envelope (schema \`EventEnvelope\`): \`event\`, \`instanceId\`, \`instanceName\`, \`data\`, plus \`eventId\` (UUID, the same on every retry and channel: deduplicate with it), \`timestamp\` (ISO 8601 UTC) and \`seq\` (the instance's event number, 1, 2, 3, ... in recording order, kept across restarts, the same on every channel: order by it and detect gaps). 13 types: MESSAGE, SEND_MESSAGE, READ_RECEIPT, PRESENCE, HISTORY_SYNC, CHAT_PRESENCE, CALL, CONNECTION, LABEL, CONTACT, GROUP, NEWSLETTER, QRCODE. The per-instance filter \`webhookEvents\` (\`"ALL"\` or a list; set at create or with \`POST /instance/webhook\`) applies to every channel; filtered events are not recorded.
 
 Every event is written to a durable outbox before any delivery; delivery is at-least-once and survives a crash or restart.
 
@@ -56,7 +57,7 @@ Every event is written to a durable outbox before any delivery; delivery is at-l
 - **PRESENCE** \`{ id, presence: available|unavailable, lastSeen? }\`; **READ_RECEIPT** \`{ key, receipt: "read", readTimestamp, participant? }\`; **HISTORY_SYNC** \`{ syncType: "ON_DEMAND", chatId, messages, progress }\`.
 
 ### Webhooks
-POST of the JSON envelope to \`webhookUrl\`. Headers: \`X-Webhook-Signature\` = lowercase hex HMAC-SHA256 of the exact body bytes keyed with the instance's webhook secret; \`X-Webhook-Event\`; \`X-Webhook-Event-Id\`. The secret is given (or generated) at create, returned once, and can be replaced (not read) with \`POST /instance/webhook\`. A 2xx within \`WEBHOOK_TIMEOUT_MS\` (5 s) is success; anything else is retried with exponential backoff and jitter, up to \`WEBHOOK_MAX_ATTEMPTS\` (default 5) attempts, then stored as a dead letter. Order is kept per instance: a retried event holds back that instance's later events. Redirects are not followed.
+POST of the JSON envelope to \`webhookUrl\`. Headers: \`X-Webhook-Signature\` = lowercase hex HMAC-SHA256 of the exact body bytes keyed with the instance's webhook secret; \`X-Webhook-Event\`; \`X-Webhook-Event-Id\`. The secret is given (or generated) at create, returned once, and can be replaced (not read) with \`POST /instance/webhook\`. A 2xx within \`WEBHOOK_TIMEOUT_MS\` (5 s) is success; anything else is retried with exponential backoff and jitter, up to \`WEBHOOK_MAX_ATTEMPTS\` (default 5) attempts, then stored as a dead letter. Order is kept per instance: a retried event holds back that instance's later events. Redirects are not followed. Connections are kept alive between POSTs. **Batched webhooks** (opt-in per instance, \`webhookBatch: { maxEvents, maxWaitMs }\` on \`POST /instance/webhook\`): each POST carries a JSON array of up to \`maxEvents\` envelopes in \`seq\` order, sent when full or when the oldest has waited \`maxWaitMs\`; \`X-Webhook-Signature\` covers the array bytes, \`X-Webhook-Batch\` gives the count (no \`X-Webhook-Event\`/\`-Event-Id\`). A failed batch is retried whole (same events, same order); after the last attempt each event becomes its own dead letter.
 
 ### WebSocket
 \`GET /api/v1/ws?token=&instanceId=\` (also \`/ws\`, deprecated like every unprefixed route): live, best-effort, see the route.
@@ -89,6 +90,7 @@ export function openApiDocument() {
     info: { title: 'Waygate API', version: VERSION, description: DESCRIPTION.trim() },
     servers: [{ url: '/' }],
     components: {
+      schemas: { EventEnvelope },
       securitySchemes: {
         apikey: { type: 'apiKey' as const, in: 'header' as const, name: 'apikey', description: 'Admin key or instance token.' },
         bearer: {

@@ -25,6 +25,8 @@ export interface Instance {
   webhookAdminSet: boolean;
   webhookSecret: string;
   webhookEvents: EventFilter;
+  /** Opt-in batched webhook: up to `maxEvents` envelopes in one POST, waiting at most `maxWaitMs` to fill it. */
+  webhookBatch: WebhookBatch | null;
   settings: InstanceSettings;
   proxyUrl: string | null;
   createdAt: number;
@@ -39,10 +41,17 @@ export interface CreateInstanceInput {
   network?: NetworkName | undefined;
 }
 
+export interface WebhookBatch {
+  maxEvents: number;
+  maxWaitMs: number;
+}
+
 export interface WebhookSettingsInput {
   webhookUrl?: string | null | undefined;
   webhookEvents?: EventFilter | undefined;
   webhookSecret?: string | undefined;
+  /** null turns batching off. */
+  webhookBatch?: WebhookBatch | null | undefined;
 }
 
 /**
@@ -70,6 +79,7 @@ function toInstance(row: InstanceRow): Instance {
     webhookAdminSet: row.webhook_admin_set === 1,
     webhookSecret: row.webhook_secret,
     webhookEvents: JSON.parse(row.webhook_events) as EventFilter,
+    webhookBatch: row.webhook_batch ? (JSON.parse(row.webhook_batch) as WebhookBatch) : null,
     settings: JSON.parse(row.settings) as InstanceSettings,
     proxyUrl: row.proxy_url,
     createdAt: row.created_at,
@@ -149,7 +159,12 @@ export class InstanceService {
       }
       throw error;
     }
-    return { instance: toInstance({ ...row, webhook_admin_set: row.webhook_admin_set }), token };
+    return { instance: toInstance({ ...row, webhook_admin_set: row.webhook_admin_set, webhook_batch: null }), token };
+  }
+
+  /** The instance when it is in the cache (no read, no await: the send road's hot path), else undefined. */
+  cached(id: string): Instance | undefined {
+    return this.cache.get(id);
   }
 
   async get(id: string): Promise<Instance> {
@@ -224,6 +239,12 @@ export class InstanceService {
     }
     if (input.webhookEvents !== undefined) patch.webhook_events = JSON.stringify(normalizeFilter(input.webhookEvents));
     if (input.webhookSecret !== undefined) patch.webhook_secret = input.webhookSecret;
+    if (input.webhookBatch !== undefined) {
+      patch.webhook_batch =
+        input.webhookBatch === null
+          ? null
+          : JSON.stringify({ maxEvents: input.webhookBatch.maxEvents, maxWaitMs: input.webhookBatch.maxWaitMs });
+    }
     await this.repo.update(id, patch);
     this.cache.delete(id);
     return this.get(id);

@@ -119,7 +119,12 @@ describe.each(DIALECTS)('instances on %s', (dialect) => {
       body: { webhookUrl: 'https://hooks.example.com:9/x', webhookEvents: ['MESSAGE', 'CONNECTION'], webhookSecret: 's'.repeat(32) },
     });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ webhookUrl: 'https://hooks.example.com:9/x', webhookEvents: ['MESSAGE', 'CONNECTION'], secretSet: true });
+    expect(res.body).toEqual({
+      webhookUrl: 'https://hooks.example.com:9/x',
+      webhookEvents: ['MESSAGE', 'CONNECTION'],
+      webhookBatch: null,
+      secretSet: true,
+    });
     const get = await gw.api('GET', '/api/v1/instance/webhook', { key: a.token });
     expect(get.body).toEqual(res.body);
     expect(JSON.stringify(get.body)).not.toContain('s'.repeat(32));
@@ -127,6 +132,6 @@ describe.each(DIALECTS)('instances on %s', (dialect) => {
     expect((await gw.api('POST', '/api/v1/instance/webhook', { key: a.token, body: {} })).status).toBe(400);
     expect((await gw.api('POST', '/api/v1/instance/webhook', { key: a.token, body: { webhookSecret: 'short' } })).status).toBe(400);
     const cleared = await gw.api('POST', '/api/v1/instance/webhook', { key: a.token, body: { webhookUrl: null, webhookEvents: 'ALL' } });
-    expect(cleared.body).toEqual({ webhookUrl: null, webhookEvents: 'ALL', secretSet: true });
+    expect(cleared.body).toEqual({ webhookUrl: null, webhookEvents: 'ALL', webhookBatch: null, secretSet: true });
   });
 });

@@ -141,7 +141,12 @@ export function instanceRoutes(instances: InstanceService, lifecycle: InstanceLi
       },
       async (request) => {
         const current = await instances.get(callerInstance(request).id);
-        return { webhookUrl: maskUrlPassword(current.webhookUrl), webhookEvents: current.webhookEvents, secretSet: true };
+        return {
+          webhookUrl: maskUrlPassword(current.webhookUrl),
+          webhookEvents: current.webhookEvents,
+          webhookBatch: current.webhookBatch,
+          secretSet: true,
+        };
       },
     );
 
@@ -154,14 +159,19 @@ export function instanceRoutes(instances: InstanceService, lifecycle: InstanceLi
           security: INSTANCE,
           summary: 'Change webhook settings',
           description:
-            'Changes any of `webhookUrl` (null stops webhook delivery), `webhookEvents` (the event filter for every channel) and `webhookSecret` (replaces the signing secret; it cannot be read back). Events already recorded keep their delivery; new ones follow the new settings. A URL set here must reach a public address: a loopback, private, link-local or otherwise non-public target (as an IP literal or as a name resolving there) is refused with 422 unless WEBHOOK_ALLOW_PRIVATE_URLS=true; the address is checked again at every connection. A password in the URL is shown as `***`.',
+            'Changes any of `webhookUrl` (null stops webhook delivery), `webhookEvents` (the event filter for every channel), `webhookSecret` (replaces the signing secret; it cannot be read back) and `webhookBatch` (`{ maxEvents, maxWaitMs }`: several envelopes per POST as a JSON array; null: one POST per event). Events already recorded keep their delivery; new ones follow the new settings. A URL set here must reach a public address: a loopback, private, link-local or otherwise non-public target (as an IP literal or as a name resolving there) is refused with 422 unless WEBHOOK_ALLOW_PRIVATE_URLS=true; the address is checked again at every connection. A password in the URL is shown as `***`.',
           body: S.WebhookBody,
           response: { 200: S.WebhookReply, ...errorResponses(400, 401, 403, 422) },
         },
       },
       async (request) => {
         const updated = await instances.updateWebhook(callerInstance(request).id, request.body);
-        return { webhookUrl: maskUrlPassword(updated.webhookUrl), webhookEvents: updated.webhookEvents, secretSet: true };
+        return {
+          webhookUrl: maskUrlPassword(updated.webhookUrl),
+          webhookEvents: updated.webhookEvents,
+          webhookBatch: updated.webhookBatch,
+          secretSet: true,
+        };
       },
     );
 

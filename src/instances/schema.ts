@@ -96,11 +96,30 @@ export const RotateReply = Type.Object({
   oldTokenValidUntil: Type.String({ format: 'date-time', description: 'ISO 8601 UTC; after it the old token gets 401.' }),
 });
 
+export const WebhookBatch = Type.Object(
+  {
+    maxEvents: Type.Integer({ minimum: 1, maximum: 1000, description: 'Envelopes per POST at most.' }),
+    maxWaitMs: Type.Integer({
+      minimum: 0,
+      maximum: 60_000,
+      description: 'How long the oldest waiting event may wait for the batch to fill before it is sent anyway (0: send what is there).',
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Batched webhook: each POST carries a JSON array of up to `maxEvents` envelopes, in `seq` order, signed as one body (`X-Webhook-Signature` over the array bytes, `X-Webhook-Batch` = the count). A failed batch is retried whole (the same events, same order) with the usual backoff; after the last attempt each of its events becomes its own dead letter.',
+  },
+);
+
 export const WebhookBody = Type.Object(
   {
     webhookUrl: Type.Optional(Type.Union([WebhookUrl, Type.Null()], { description: 'New URL, or null to stop webhook delivery.' })),
     webhookEvents: Type.Optional(EventFilter),
     webhookSecret: Type.Optional(WebhookSecret),
+    webhookBatch: Type.Optional(
+      Type.Union([WebhookBatch, Type.Null()], { description: 'Batched delivery settings, or null for one POST per event (the default).' }),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -108,6 +127,7 @@ export const WebhookBody = Type.Object(
 export const WebhookReply = Type.Object({
   webhookUrl: Type.Union([Type.String(), Type.Null()]),
   webhookEvents: EventFilter,
+  webhookBatch: Type.Union([WebhookBatch, Type.Null()]),
   secretSet: Type.Boolean({ description: 'Always true: a secret always exists; it is never shown after creation.' }),
 });
 

@@ -50,8 +50,91 @@ export class MessageStore implements ChatMessages {
   /** Writes not yet finished, so a read right after a send sees its message. */
   private readonly inFlight = new Map<string, Promise<void>>();
   private flushing: Promise<void> | undefined;
+  /** Set once the event bus commits these rows with its outbox rows (`writeIn`): is it about to? */
+  private outboxBusy: (() => boolean) | undefined;
+  /** Rows taken into the outbox's transaction and not yet committed (or given back). */
+  private readonly shared = new Set<Promise<void>>();
 
   constructor(private readonly db: Kysely<Database>) {}
+
+  /**
+   * From now on the rows of a tick are written in the event outbox's transaction when one runs
+   * (`writeIn`), so a send costs one commit for its message and its events. While `outboxBusy()`
+   * (events waiting or being stored) the store's own flush waits: the outbox's next transaction
+   * takes the rows. It writes them itself once the outbox is idle (messages whose event was filtered out).
+   */
+  shareCommits(outboxBusy: () => boolean): void {
+    this.outboxBusy = outboxBusy;
+  }
+
+  private scheduleFlush(): void {
+    this.flushing = new Promise<void>((finished) => {
+      const attempt = () => {
+        if (this.batch.size > 0 && this.outboxBusy?.()) setImmediate(attempt);
+        else void this.flush().finally(finished);
+      };
+      setImmediate(attempt);
+    });
+  }
+
+  /**
+   * Writes the waiting rows with `trx` (a bad row gives them back for the store's own row-by-row
+   * flush instead of failing the caller's transaction). The caller reports
+   * the outcome of its commit; undefined when there was nothing to write.
+   */
+  async writeIn(trx: Kysely<Database>): Promise<{ committed(): void; failed(): void } | undefined> {
+    if (this.batch.size === 0) return undefined;
+    const batch = [...this.batch.values()];
+    this.batch = new Map();
+    let settle!: () => void;
+    const pending = new Promise<void>((resolve) => (settle = resolve));
+    this.shared.add(pending);
+    const done = () => {
+      this.shared.delete(pending);
+      settle();
+    };
+    const giveBack = () => {
+      for (const waiting of batch) {
+        const id = `${waiting.row.instance_id} ${waiting.row.message_id}`;
+        // A newer save of the same message (already waiting) wins.
+        if (!this.batch.has(id)) this.batch.set(id, waiting);
+      }
+      done();
+      if (!this.flushing) this.scheduleFlush();
+    };
+    // PostgreSQL aborts the whole transaction on a failed statement unless it ran in a savepoint;
+    // SQLite undoes only the failed statement (rows of an earlier chunk that stay are written again
+    // by the store's flush, an idempotent upsert), so it needs none: two statements less per tick.
+    const savepoint = this.postgres();
+    try {
+      if (savepoint) await sql`savepoint message_rows`.execute(trx);
+      try {
+        for (let i = 0; i < batch.length; i += 500)
+          await this.write(
+            batch.slice(i, i + 500).map((w) => w.row),
+            trx,
+          );
+      } catch {
+        if (savepoint) {
+          await sql`rollback to savepoint message_rows`.execute(trx);
+          await sql`release savepoint message_rows`.execute(trx);
+        }
+        giveBack();
+        return undefined;
+      }
+      if (savepoint) await sql`release savepoint message_rows`.execute(trx);
+    } catch (error) {
+      giveBack();
+      throw error;
+    }
+    return {
+      committed: () => {
+        for (const waiting of batch) waiting.resolve();
+        done();
+      },
+      failed: giveBack,
+    };
+  }
 
   /**
    * Stores (or updates) a message. Writes of the same tick share one statement, so recording
@@ -78,16 +161,21 @@ export class MessageStore implements ChatMessages {
     });
     tracked.catch(() => undefined);
     this.inFlight.set(id, tracked);
-    if (!this.flushing) this.flushing = new Promise<void>((finished) => setImmediate(() => void this.flush().finally(finished)));
+    if (!this.flushing) this.scheduleFlush();
     return done;
   }
 
   /** Resolves once every message saved so far is written. */
   async settled(): Promise<void> {
-    while (this.flushing) await this.flushing;
+    while (this.flushing || this.shared.size > 0) {
+      if (this.flushing) await this.flushing;
+      else await Promise.all(this.shared);
+    }
   }
 
   private async flush(): Promise<void> {
+    // Rows in the outbox's transaction commit first: a later save of the same message must not be overtaken.
+    while (this.shared.size > 0) await Promise.all(this.shared);
     const batch = [...this.batch.values()];
     this.batch = new Map();
     try {
@@ -101,12 +189,12 @@ export class MessageStore implements ChatMessages {
       }
     } finally {
       this.flushing = undefined;
-      if (this.batch.size > 0) this.flushing = new Promise<void>((finished) => setImmediate(() => void this.flush().finally(finished)));
+      if (this.batch.size > 0) this.scheduleFlush();
     }
   }
 
-  private async write(rows: MessageRow[]): Promise<void> {
-    await this.db
+  private async write(rows: MessageRow[], db: Kysely<Database> = this.db): Promise<void> {
+    await db
       .insertInto('messages')
       .values(rows)
       .onConflict((conflict) =>
@@ -163,9 +251,45 @@ export class MessageStore implements ChatMessages {
     return { items: rows.map(fromRow), total: Number(counted?.n ?? 0) };
   }
 
+  async latestOfChats(instanceId: string, chats: { remoteJid: string; since?: number }[]): Promise<Map<string, StoredMessage>> {
+    const out = new Map<string, StoredMessage>();
+    if (chats.length === 0) return out;
+    await this.settled();
+    // One statement of fixed text (planned once, whatever the page size): per chat, the first row of
+    // a backward walk of messages_instance_chat_order. The chats travel as one array parameter.
+    const jids = chats.map((chat) => chat.remoteJid);
+    const sinces = chats.map((chat) => chat.since ?? -1);
+    const rows = this.postgres()
+      ? await sql<MessageRow>`
+          select m.* from unnest(${jids}::text[], ${sinces}::bigint[]) as c(jid, since)
+          cross join lateral (
+            select * from messages x
+            where x.instance_id = ${instanceId} and x.remote_jid = c.jid and x.message_type <> ${POLL_VOTE_TYPE}
+              and x.message_timestamp >= c.since
+            order by x.message_timestamp desc, x.created_at desc, x.message_id desc
+            limit 1
+          ) m`.execute(this.db)
+      : await sql<MessageRow>`
+          select * from messages where rowid in (
+            select (
+              select x.rowid from messages x
+              where x.instance_id = ${instanceId} and x.remote_jid = c.value ->> '$[0]' and x.message_type <> ${POLL_VOTE_TYPE}
+                and x.message_timestamp >= c.value ->> '$[1]'
+              order by x.message_timestamp desc, x.created_at desc, x.message_id desc
+              limit 1
+            ) from json_each(${JSON.stringify(chats.map((chat, i) => [chat.remoteJid, sinces[i]]))}) as c
+          )`.execute(this.db);
+    for (const row of rows.rows) out.set(row.remote_jid, fromRow(row));
+    return out;
+  }
+
+  private postgres(): boolean {
+    return this.db.getExecutor().adapter instanceof PostgresAdapter;
+  }
+
   /** The text or caption of the stored content, in the database's JSON dialect. */
   private textExpression() {
-    const postgres = this.db.getExecutor().adapter instanceof PostgresAdapter;
+    const postgres = this.postgres();
     const parts = TEXT_PATHS.map((path) =>
       postgres ? sql.raw(`(content::jsonb #>> '{${path.join(',')}}')`) : sql.raw(`json_extract(content, '$.${path.join('.')}')`),
     );
@@ -260,9 +384,12 @@ export class MessageStore implements ChatMessages {
       .where('created_at', '<', before)
       .limit(limit)
       .execute();
-    for (const row of rows) {
-      await this.db.deleteFrom('messages').where('instance_id', '=', row.instance_id).where('message_id', '=', row.message_id).execute();
-    }
+    // One commit for the batch, not one per row.
+    await this.db.transaction().execute(async (trx) => {
+      for (const row of rows) {
+        await trx.deleteFrom('messages').where('instance_id', '=', row.instance_id).where('message_id', '=', row.message_id).execute();
+      }
+    });
     return { deleted: rows.length, mediaKeys: rows.flatMap((r) => (r.media_key ? [r.media_key] : [])) };
   }
 

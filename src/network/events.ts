@@ -184,6 +184,30 @@ export const EVENT_DATA = {
   QRCODE: QrCodeData,
 } satisfies Record<(typeof EVENT_TYPES)[number], TSchema>;
 
+/**
+ * The envelope of every event, the same bytes on every channel: the webhook body (or one item of a
+ * batched webhook's array), the WebSocket frame and the broker payloads.
+ */
+export const EventEnvelope = Type.Object(
+  {
+    event: Type.Union(
+      Object.keys(EVENT_DATA).map((type) => Type.Literal(type)),
+      { description: 'The event type.' },
+    ),
+    instanceId: Type.String(),
+    instanceName: Type.String(),
+    data: Type.Object({}, { ...open, description: 'The event data; its shape depends on `event`.' }),
+    eventId: Type.String({ description: 'UUID, unique per event; the same on every retry and every channel: deduplicate with it.' }),
+    timestamp: Type.String({ format: 'date-time', description: 'ISO 8601 UTC time the event was recorded.' }),
+    seq: Type.Integer({
+      minimum: 1,
+      description:
+        "The instance's event number: 1, 2, 3, ... in the order its events were recorded, kept across restarts, the same on every channel. Order by it; a gap means events this channel did not receive (the webhook was unset meanwhile, or they became dead letters). Retries and dead-letter resends carry the same number.",
+    }),
+  },
+  { description: 'Event envelope (webhook body, WebSocket frame, broker payload).' },
+);
+
 /** One of the 13 SPEC event types (EVENT_TYPES in port.ts lists them in order). */
 export type EventType = keyof typeof EVENT_DATA;
 export type EventData<T extends EventType> = Static<(typeof EVENT_DATA)[T]> & Open;

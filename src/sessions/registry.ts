@@ -87,7 +87,7 @@ export class SessionRegistry {
   /** A session that must be connected for the operation (sends and most others). */
   async connected(instance: Instance): Promise<Session> {
     if (!this.active()) this.session(instance);
-    const current = await this.instances.get(instance.id);
+    const current = this.instances.cached(instance.id) ?? (await this.instances.get(instance.id));
     if (current.status !== 'CONNECTED') throw errors.notConnected(current.status);
     return this.session(current);
   }

@@ -510,6 +510,50 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           .execute();
       },
     },
+    '0018_perf_storage_indexes': {
+      // Storage at scale (bench/storage-scale.ts): every read of the message store walks an index in
+      // the order it pages by, and the pruner finds old outbox rows without scanning the table.
+      async up(db: Kysely<any>) {
+        // GET /message/find: one instance's messages newest first (message_timestamp, created_at, message_id).
+        await db.schema
+          .createIndex('messages_instance_order')
+          .on('messages')
+          .columns(['instance_id', 'message_timestamp', 'created_at', 'message_id'])
+          .execute();
+        // One chat's messages in the same order: /chat/history pages and each chat's last message in
+        // /chat/list. It covers what messages_instance_chat_time (0007) did.
+        await db.schema
+          .createIndex('messages_instance_chat_order')
+          .on('messages')
+          .columns(['instance_id', 'remote_jid', 'message_timestamp', 'created_at', 'message_id'])
+          .execute();
+        await db.schema.dropIndex('messages_instance_chat_time').execute();
+        // Most messages carry no media: index only those that do (one index entry less per text
+        // message written); the orphan sweep's `media_key in (...)` implies the condition.
+        await db.schema.dropIndex('messages_media_key').execute();
+        await db.schema
+          .createIndex('messages_media_key')
+          .on('messages')
+          .column('media_key')
+          .where(sql.ref('media_key'), 'is not', null)
+          .execute();
+        // The outbox pruner takes delivered events older than the retention, oldest first.
+        await db.schema.createIndex('outbox_created').on('outbox').columns(['created_at', 'seq']).execute();
+      },
+    },
+    '0019_perf_webhook_lanes': {
+      // `seq` in every envelope: the last number given to an event of each instance, advanced in the
+      // transaction that stores the events. And the opt-in batched webhook of an instance (JSON
+      // `{ maxEvents, maxWaitMs }`, null: one POST per event).
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('event_sequences')
+          .addColumn('instance_id', 'text', (c) => c.primaryKey().references('instances.id').onDelete('cascade'))
+          .addColumn('seq', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema.alterTable('instances').addColumn('webhook_batch', 'text').execute();
+      },
+    },
   };
 }
 

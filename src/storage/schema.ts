@@ -16,6 +16,8 @@ export interface InstancesTable {
   /** JSON object of per-instance settings. */
   settings: string;
   proxy_url: string | null;
+  /** JSON `{ maxEvents, maxWaitMs }` of the batched webhook, or null (one POST per event). */
+  webhook_batch: Generated<string | null>;
   created_at: number;
   updated_at: number;
 }
@@ -37,6 +39,12 @@ export interface OutboxTable {
   /** The exact JSON envelope every sink sends. */
   body: string;
   created_at: number;
+}
+
+/** The last `seq` given to an event of each instance (the envelope's per-instance sequence number). */
+export interface EventSequencesTable {
+  instance_id: string;
+  seq: number;
 }
 
 export interface OutboxPendingTable {
@@ -433,6 +441,7 @@ export interface Database {
   instances: InstancesTable;
   instance_tokens: InstanceTokensTable;
   outbox: OutboxTable;
+  event_sequences: EventSequencesTable;
   outbox_pending: OutboxPendingTable;
   dead_letters: DeadLettersTable;
   sandbox_accounts: SandboxAccountsTable;

@@ -21,6 +21,7 @@ function instance(id: string): Instance {
     webhookAdminSet: false,
     webhookSecret: 'x'.repeat(32),
     webhookEvents: 'ALL',
+    webhookBatch: null,
     settings: {},
     proxyUrl: null,
     createdAt: 0,

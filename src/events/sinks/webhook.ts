@@ -16,6 +16,9 @@ import type { OutboxEntry } from '../envelope.js';
 import { ipLiteral, isPublicAddress, PrivateAddressError, publicOnlyLookup, systemResolve } from '../../media/address.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
 
+/** Keep-alive pools: a lane's POSTs reuse one connection instead of a handshake each. */
+const KEEP_ALIVE = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000 };
+
 export function signBody(body: string, secret: string): string {
   return createHmac('sha256', secret).update(body).digest('hex');
 }
@@ -43,16 +46,19 @@ export class WebhookSink implements DurableSink {
 
   /** Connections of URLs that must reach public addresses: every resolved address is checked. */
   private readonly guarded: Dispatcher;
+  /** Connections of the other URLs. Both pools keep connections alive between a lane's POSTs. */
+  private readonly open: Dispatcher;
   private readonly isPublic: (address: string) => boolean;
 
   constructor(private readonly options: WebhookOptions) {
     this.retry = options.retry;
     this.isPublic = options.isPublic ?? isPublicAddress;
-    this.guarded = new Agent({ connect: { lookup: publicOnlyLookup(this.isPublic, options.resolve ?? systemResolve) } });
+    this.guarded = new Agent({ ...KEEP_ALIVE, connect: { lookup: publicOnlyLookup(this.isPublic, options.resolve ?? systemResolve) } });
+    this.open = new Agent(KEEP_ALIVE);
   }
 
-  close(): Promise<void> {
-    return this.guarded.close();
+  async close(): Promise<void> {
+    await Promise.all([this.guarded.close(), this.open.close()]);
   }
 
   /** Why a guarded URL may not be reached (an IP literal, before connecting), or undefined. */
@@ -68,6 +74,19 @@ export class WebhookSink implements DurableSink {
 
   async deliver(entry: OutboxEntry, instance: Instance): Promise<void> {
     const result = await this.post(entry, instance);
+    if (!result.ok) throw new DeliveryError(result.error ?? 'delivery failed', result.status);
+  }
+
+  batching(instance: Instance): { maxEvents: number; maxWaitMs: number } | undefined {
+    return instance.webhookBatch ?? undefined;
+  }
+
+  /** One POST of a JSON array of the envelopes (their stored bytes, joined), signed as one body. */
+  async deliverBatch(entries: OutboxEntry[], instance: Instance): Promise<void> {
+    if (!instance.webhookUrl) throw new DeliveryError('instance has no webhookUrl');
+    const guarded = !(this.options.allowPrivate === true || instance.webhookAdminSet);
+    const body = `[${entries.map((entry) => entry.body).join(',')}]`;
+    const result = await this.postSigned(instance.webhookUrl, instance.webhookSecret, { body, batch: entries.length }, guarded);
     if (!result.ok) throw new DeliveryError(result.error ?? 'delivery failed', result.status);
   }
 
@@ -88,7 +107,7 @@ export class WebhookSink implements DurableSink {
   async postSigned(
     url: string,
     secret: string,
-    entry: { body: string; eventId: string; type: string },
+    entry: { body: string; eventId: string; type: string } | { body: string; batch: number },
     guarded = false,
   ): Promise<WebhookResult> {
     let target: URL;
@@ -104,14 +123,15 @@ export class WebhookSink implements DurableSink {
     try {
       // undici's request (not fetch): no WHATWG streams per call, keep-alive, and no redirect is followed.
       const response = await request(target, {
-        ...(guarded ? { dispatcher: this.guarded } : {}),
+        dispatcher: guarded ? this.guarded : this.open,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
           'user-agent': this.options.userAgent,
           'x-webhook-signature': signBody(entry.body, secret),
-          'x-webhook-event': entry.type,
-          'x-webhook-event-id': entry.eventId,
+          ...('batch' in entry
+            ? { 'x-webhook-batch': String(entry.batch) }
+            : { 'x-webhook-event': entry.type, 'x-webhook-event-id': entry.eventId }),
         },
         body: entry.body,
         signal,

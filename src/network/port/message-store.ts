@@ -55,4 +55,10 @@ export interface MessageLookup {
 export interface ChatMessages extends MessageLookup {
   save(message: StoredMessage): Promise<void>;
   search(instanceId: string, filter: MessageFilter, page: PageRequest): Promise<{ items: StoredMessage[]; total: number }>;
+  /**
+   * The newest message of each chat (poll votes not included), at or after its `since` (Unix
+   * seconds) when given: what `search` with `{ remoteJid, since }` and a limit of 1 answers, for a
+   * whole page of chats in one read. Chats without such a message are absent from the map.
+   */
+  latestOfChats(instanceId: string, chats: { remoteJid: string; since?: number }[]): Promise<Map<string, StoredMessage>>;
 }

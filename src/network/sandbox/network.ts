@@ -3,15 +3,26 @@
  * and which session is linked to which number. Sessions of sandbox instances live here; two of them
  * can message each other, and virtual contacts act through the /sandbox control routes.
  */
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomFillSync, randomInt } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Clock } from '../../clock.js';
 import { errors } from '../../errors.js';
 import { isGroupJid, STATUS_JID, toJid, type EventMedia, type MessageKey } from '../port.js';
 import type { SandboxSession } from './session.js';
 
+/** Random bytes drawn once per 256 message ids (one call into the system's generator, not one per id). */
+const ID_BYTES = 10;
+const idPool = Buffer.alloc(ID_BYTES * 256);
+let idOffset = idPool.length;
+
 export function newMessageId(): string {
-  return `3EB0${randomBytes(10).toString('hex').toUpperCase()}`;
+  if (idOffset === idPool.length) {
+    randomFillSync(idPool);
+    idOffset = 0;
+  }
+  const id = idPool.toString('hex', idOffset, idOffset + ID_BYTES).toUpperCase();
+  idOffset += ID_BYTES;
+  return `3EB0${id}`;
 }
 
 export interface PairingCode {

@@ -75,6 +75,10 @@ export class BoundedMap<K, V> {
   get size(): number {
     return this.map.size;
   }
+  /** Entries from the least recently set. */
+  oldestFirst(): IterableIterator<[K, V]> {
+    return this.map.entries();
+  }
 }
 
 /** How an event names a person: the phone address when known, and the LID when there is one. */

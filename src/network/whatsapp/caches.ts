@@ -19,6 +19,7 @@ export class TtlCache implements CacheStore {
   }
 
   get<T>(key: string): T | undefined {
+    this.sweep();
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (entry.expiresAt <= this.clock.now()) {
@@ -29,7 +30,21 @@ export class TtlCache implements CacheStore {
   }
 
   set<T>(key: string, value: T): void {
+    this.sweep();
     this.entries.set(key, { value, expiresAt: this.clock.now() + this.ttlMs });
+  }
+
+  /**
+   * Drops every expired entry, not only the one read: the pre-keys a first link writes (hundreds)
+   * would otherwise stay for the session's life. Entries sit in expiry order (one TTL, re-set moves
+   * an entry to the end), so this stops at the first live one: O(1) when nothing expired.
+   */
+  sweep(): void {
+    const now = this.clock.now();
+    for (const [key, entry] of this.entries.oldestFirst()) {
+      if (entry.expiresAt > now) break;
+      this.entries.delete(key);
+    }
   }
 
   del(key: string): void {

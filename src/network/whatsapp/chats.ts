@@ -51,9 +51,24 @@ export class WhatsAppChats implements ChatOperations {
   constructor(private readonly link: WhatsAppLink) {}
 
   async list(filter: ChatFilter, page: PageRequest): Promise<PageOf<ChatSummary>> {
-    const { rows, total } = await this.link.state.listChats(this.link.instanceId, filter, page);
-    const items: ChatSummary[] = [];
-    for (const row of rows) items.push(await this.view(row, row.contact_name));
+    // A fixed number of reads per page, none per chat: the rows (with contact names), their last
+    // messages, and the labels on both; each chat reads as `get` shows it.
+    const { instanceId } = this.link;
+    const { rows, total } = await this.link.state.listChats(instanceId, filter, page);
+    const latest = await this.link.messages.latestOfChats(
+      instanceId,
+      rows.map((row) => ({ remoteJid: row.jid, ...this.since(row) })),
+    );
+    const labels = await this.link.state.labelsOnChats(
+      instanceId,
+      rows.map((row) => {
+        const last = latest.get(row.jid);
+        return { chatJid: row.jid, messageIds: last ? ['', last.key.id] : [''] };
+      }),
+    );
+    const items = rows.map((row) =>
+      this.summary(row, row.name ?? row.contact_name, latest.get(row.jid), labels.get(row.jid) ?? new Map<string, string[]>()),
+    );
     return { items, total };
   }
 
@@ -235,16 +250,20 @@ export class WhatsAppChats implements ChatOperations {
     return this.get(chat.jid);
   }
 
-  private async view(chat: ChatRow, contactName?: string | null): Promise<ChatSummary> {
+  private async view(chat: ChatRow): Promise<ChatSummary> {
     const { instanceId } = this.link;
+    const { items } = await this.link.messages.search(instanceId, { remoteJid: chat.jid, ...this.since(chat) }, { offset: 0, limit: 1 });
+    const last = items[0];
+    const labels = await this.link.state.labelsOn(instanceId, chat.jid, last ? ['', last.key.id] : ['']);
+    const name = chat.name ?? (await this.contactName(chat.jid));
+    return this.summary(chat, name, last, labels);
+  }
+
+  private summary(chat: ChatRow, name: string | null, last: StoredMessage | undefined, labels: Map<string, string[]>): ChatSummary {
     const now = this.link.now();
     const mutedUntil = chat.muted_until === null ? null : Number(chat.muted_until);
     const mutedForever = mutedUntil === -1;
     const muted = mutedForever || (mutedUntil !== null && mutedUntil > now);
-    const { items } = await this.link.messages.search(instanceId, { remoteJid: chat.jid, ...this.since(chat) }, { offset: 0, limit: 1 });
-    const last = items[0];
-    const labels = await this.link.state.labelsOn(instanceId, chat.jid, last ? ['', last.key.id] : ['']);
-    const name = chat.name ?? (contactName !== undefined ? contactName : await this.contactName(chat.jid));
     return {
       chatId: chat.jid,
       kind: kindOf(chat.jid),

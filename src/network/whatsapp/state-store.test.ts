@@ -193,6 +193,47 @@ describe.each(dialects)('whatsapp state kept on $name', ({ url, schema }) => {
     expect((await chats.list({}, { offset: 1, limit: 2 })).items.map((c) => c.chatId)).toEqual([ARCHIVED, OTHER_PN]);
   });
 
+  it('reads a page of chats in a fixed number of statements, each chat as `get` shows it', async () => {
+    const chats = account.session.chats!;
+    // A label on a chat's last message, and a poll vote newer than it (votes are never a last message).
+    await account.driver.state.linkLabel(account.instanceId, '1', OTHER_PN, '3EB0OTHER002', true);
+    await messages.savePollVote(account.instanceId, {
+      key: { remoteJid: OTHER_PN, fromMe: false, id: '3EB0VOTE0001' },
+      pollMessageId: 'POLL1',
+      voter: OTHER_PN,
+      selectedOptions: ['a'],
+      messageTimestamp: 1_780_000_800,
+      createdAt: Date.now(),
+    });
+    try {
+      const executor = storage.db.getExecutor();
+      const execute = executor.executeQuery.bind(executor);
+      let statements = 0;
+      executor.executeQuery = ((...args: Parameters<typeof execute>) => {
+        statements += 1;
+        return execute(...args);
+      }) as typeof executor.executeQuery;
+      const counted = async (run: () => Promise<unknown>) => {
+        statements = 0;
+        await run();
+        return statements;
+      };
+      let listed: Awaited<ReturnType<typeof chats.list>> | undefined;
+      const wholePage = await counted(async () => (listed = await chats.list({}, page)));
+      const onePerPage = await counted(() => chats.list({}, { offset: 0, limit: 1 }));
+      executor.executeQuery = execute;
+      // The count, the rows, their last messages, the labels: 4 statements for 1 chat or 4.
+      expect(wholePage).toBe(4);
+      expect(onePerPage).toBe(wholePage);
+      expect(listed!.items).toHaveLength(4);
+      for (const item of listed!.items) expect(item).toEqual(await chats.get(item.chatId));
+      const other = listed!.items.find((c) => c.chatId === OTHER_PN);
+      expect(other?.lastMessage).toMatchObject({ key: { id: '3EB0OTHER002' }, labels: ['1'] });
+    } finally {
+      await account.driver.state.linkLabel(account.instanceId, '1', OTHER_PN, '3EB0OTHER002', false);
+    }
+  });
+
   it('pages a chat history newest first, history-sync messages included', async () => {
     const history = await account.session.chats!.history(F.CONTACT_PN, { offset: 0, limit: 2 });
     expect(history.total).toBe(3);

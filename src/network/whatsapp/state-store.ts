@@ -315,6 +315,31 @@ export class WhatsAppStateStore {
   }
 
   /** Label ids on a chat (`messageIds` absent) or on each of the given messages, keyed by message id ('' for the chat). */
+  /**
+   * `labelsOn` for several chats in one read: chat JID -> (message id or '' -> label ids), every
+   * asked id present.
+   */
+  async labelsOnChats(
+    instanceId: string,
+    wanted: { chatJid: string; messageIds: string[] }[],
+  ): Promise<Map<string, Map<string, string[]>>> {
+    const out = new Map<string, Map<string, string[]>>(
+      wanted.map(({ chatJid, messageIds }) => [chatJid, new Map(messageIds.map((id) => [id, []]))]),
+    );
+    const ids = [...new Set(wanted.flatMap((w) => w.messageIds))];
+    if (ids.length === 0) return out;
+    const rows = await this.db
+      .selectFrom('whatsapp_label_links')
+      .select(['chat_jid', 'label_id', 'message_id'])
+      .where('instance_id', '=', instanceId)
+      .where('chat_jid', 'in', [...out.keys()])
+      .where('message_id', 'in', ids)
+      .execute();
+    for (const row of rows) out.get(row.chat_jid)?.get(row.message_id)?.push(row.label_id);
+    for (const chat of out.values()) for (const labels of chat.values()) labels.sort((a, b) => Number(a) - Number(b));
+    return out;
+  }
+
   async labelsOn(instanceId: string, chatJid: string, messageIds: string[] = ['']): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>(messageIds.map((id) => [id, []]));
     if (messageIds.length === 0) return out;

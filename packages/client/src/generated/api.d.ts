@@ -1187,6 +1187,12 @@ export type GetInstanceWebhookResponse = {
         | 'NEWSLETTER'
         | 'QRCODE'
       )[];
+  webhookBatch: {
+    /** Envelopes per POST at most. */
+    maxEvents: number;
+    /** How long the oldest waiting event may wait for the batch to fill before it is sent anyway (0: send what is there). */
+    maxWaitMs: number;
+  } | null;
   /** Always true: a secret always exists; it is never shown after creation. */
   secretSet: boolean;
 };
@@ -3359,6 +3365,13 @@ export type PostInstanceWebhookInput = {
       )[];
   /** HMAC-SHA256 key for `X-Webhook-Signature`. Write-only: returned once at creation, never shown again. */
   webhookSecret?: string;
+  /** Batched delivery settings, or null for one POST per event (the default). */
+  webhookBatch?: {
+    /** Envelopes per POST at most. */
+    maxEvents: number;
+    /** How long the oldest waiting event may wait for the batch to fill before it is sent anyway (0: send what is there). */
+    maxWaitMs: number;
+  } | null;
 };
 
 export type PostInstanceWebhookResponse = {
@@ -3381,6 +3394,12 @@ export type PostInstanceWebhookResponse = {
         | 'NEWSLETTER'
         | 'QRCODE'
       )[];
+  webhookBatch: {
+    /** Envelopes per POST at most. */
+    maxEvents: number;
+    /** How long the oldest waiting event may wait for the batch to fill before it is sent anyway (0: send what is there). */
+    maxWaitMs: number;
+  } | null;
   /** Always true: a secret always exists; it is never shown after creation. */
   secretSet: boolean;
 };
@@ -6595,7 +6614,7 @@ export interface ApiMethods {
   /**
    * Change webhook settings
    *
-   * Changes any of `webhookUrl` (null stops webhook delivery), `webhookEvents` (the event filter for every channel) and `webhookSecret` (replaces the signing secret; it cannot be read back). Events already recorded keep their delivery; new ones follow the new settings. A URL set here must reach a public address: a loopback, private, link-local or otherwise non-public target (as an IP literal or as a name resolving there) is refused with 422 unless WEBHOOK_ALLOW_PRIVATE_URLS=true; the address is checked again at every connection. A password in the URL is shown as `***`.
+   * Changes any of `webhookUrl` (null stops webhook delivery), `webhookEvents` (the event filter for every channel), `webhookSecret` (replaces the signing secret; it cannot be read back) and `webhookBatch` (`{ maxEvents, maxWaitMs }`: several envelopes per POST as a JSON array; null: one POST per event). Events already recorded keep their delivery; new ones follow the new settings. A URL set here must reach a public address: a loopback, private, link-local or otherwise non-public target (as an IP literal or as a name resolving there) is refused with 422 unless WEBHOOK_ALLOW_PRIVATE_URLS=true; the address is checked again at every connection. A password in the URL is shown as `***`.
    *
    * `POST /instance/webhook`
    */
@@ -7414,6 +7433,8 @@ export interface EventEnvelope<T extends EventType = EventType> {
   eventId: string;
   /** ISO 8601 UTC time the event was recorded. */
   timestamp: string;
+  /** The instance's event number (1, 2, 3, ... in recording order, the same on every channel): order by it, gaps are events this channel did not get. */
+  seq: number;
 }
 
 /** Any event, discriminated by `event`: `switch (e.event)` narrows `data`. */

@@ -1,0 +1,83 @@
+/**
+ * One commit per tick on the send road: a sent message's row is written in the transaction that
+ * stores its SEND_MESSAGE event; a row that cannot be written there (its instance is gone) is given
+ * back to the store without failing the events it shared the transaction with.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DIALECTS,
+  connectedInstance,
+  createInstance,
+  startGateway,
+  uniqueNumber,
+  waitFor,
+  type TestGateway,
+} from '../../test/support/gateway.js';
+import { MessageStore } from './store.js';
+
+describe.each(DIALECTS)('message rows commit with their events on %s', (dialect) => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway({ dialect });
+  });
+  afterAll(async () => gw.stop());
+
+  it('the row of a sent message is there when its SEND_MESSAGE event is stored', async () => {
+    const a = await connectedInstance(gw, uniqueNumber());
+    const found: Promise<unknown>[] = [];
+    gw.bus.onStored((entry) => {
+      // Read at once, before the store could write on its own: only the shared commit can have put it there.
+      if (entry.type === 'SEND_MESSAGE' && entry.instanceId === a.id) {
+        const id = (JSON.parse(entry.body) as { data: { key: { id: string } } }).data.key.id;
+        found.push(
+          gw.storage.db
+            .selectFrom('messages')
+            .select('message_id')
+            .where('instance_id', '=', a.id)
+            .where('message_id', '=', id)
+            .executeTakeFirst(),
+        );
+      }
+    });
+    const sends = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: `m${i}` } }),
+      ),
+    );
+    expect(sends.every((s) => s.status === 200)).toBe(true);
+    await waitFor(() => (found.length === 20 ? true : undefined));
+    expect((await Promise.all(found)).every((row) => row !== undefined)).toBe(true);
+  });
+
+  it("a row that fails inside the shared transaction is given back; the transaction's other writes commit", async () => {
+    const a = await createInstance(gw);
+    const store = new MessageStore(gw.storage.db);
+    store.shareCommits(() => false);
+    const message = (instanceId: string, id: string) => ({
+      instanceId,
+      key: { remoteJid: '5511900000001@s.whatsapp.net', fromMe: true, id },
+      messageType: 'conversation',
+      message: { conversation: id },
+      messageTimestamp: 1_780_000_000,
+      createdAt: Date.now(),
+    });
+    // Both waiting in one batch: a row of a deleted instance (foreign key) and a good one.
+    const good = store.save(message(a.id, 'SHARED-GOOD'));
+    const orphan = store.save(message('no-such-instance', 'SHARED-ORPHAN'));
+    orphan.catch(() => undefined);
+    let outcome: Awaited<ReturnType<MessageStore['writeIn']>>;
+    await gw.storage.db.transaction().execute(async (trx) => {
+      outcome = await store.writeIn(trx);
+      await trx.insertInto('event_sequences').values({ instance_id: a.id, seq: 1000 }).execute();
+    });
+    // The batch was given back (nothing to confirm) and the transaction's own write is there.
+    expect(outcome!).toBeUndefined();
+    expect(await gw.storage.db.selectFrom('event_sequences').select('seq').where('instance_id', '=', a.id).executeTakeFirst()).toEqual({
+      seq: 1000,
+    });
+    // The store's own flush writes the good row and refuses the orphan alone.
+    await good;
+    await expect(orphan).rejects.toBeDefined();
+    expect(await store.find(a.id, 'SHARED-GOOD')).toMatchObject({ key: { id: 'SHARED-GOOD' } });
+  });
+});
