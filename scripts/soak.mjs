@@ -234,7 +234,9 @@ const summary = {
 fs.mkdirSync(path.join(root, '.test-data'), { recursive: true });
 fs.writeFileSync(path.join(root, '.test-data', 'soak.json'), JSON.stringify({ summary, samples }, null, 2));
 console.log(JSON.stringify({ soak: 'summary', ...summary }));
+const exited = new Promise((resolve) => child.once('exit', resolve));
 stopChild();
+await exited;
 receiver.close();
 fs.rmSync(dataDir, { recursive: true, force: true });
 process.exit(lost === 0 && counts.failed === 0 ? 0 : 1);
