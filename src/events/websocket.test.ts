@@ -49,11 +49,22 @@ describe('WebSocket event stream', () => {
     client.socket.close();
   });
 
-  it('also answers on the deprecated /ws path', async () => {
+  it('also answers on the deprecated /ws path, with the deprecation headers on its upgrade', async () => {
     const a = await connectedInstance(gw, uniqueNumber());
     const client = open(gw, `token=${a.token}&instanceId=${a.id}`, '/ws');
+    const upgrade = new Promise<Record<string, unknown>>((resolve) => client.socket.once('upgrade', (res) => resolve(res.headers)));
     await subscribed(gw, client, a.id);
+    expect(await upgrade).toMatchObject({
+      deprecation: 'true',
+      sunset: '2027-01-01',
+      link: `</api/v1/ws?token=${a.token}&instanceId=${a.id}>; rel="successor-version"`,
+    });
     client.socket.close();
+    const current = open(gw, `token=${a.token}&instanceId=${a.id}`);
+    const currentUpgrade = new Promise<Record<string, unknown>>((resolve) => current.socket.once('upgrade', (res) => resolve(res.headers)));
+    await subscribed(gw, current, a.id);
+    expect(await currentUpgrade).not.toHaveProperty('deprecation');
+    current.socket.close();
   });
 
   it('refuses missing, invalid and foreign tokens with close codes and reasons', async () => {

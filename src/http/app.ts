@@ -17,7 +17,7 @@ import { registerErrorHandling } from './errors.js';
 import { ErrorReply, schemaToValidate } from './schemas.js';
 import type { SlidingWindowStore } from './rate-limit.js';
 import type { RoutePlugin } from './types.js';
-import { API_PREFIX, registerVersioning } from './versioning.js';
+import { API_PREFIX, deprecateUnprefixedUpgrades, registerVersioning } from './versioning.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
@@ -79,7 +79,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addSchema(ErrorReply);
   registerErrorHandling(app);
   registerVersioning(app, clock);
-  await app.register(cors, { origin: config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',').map((o) => o.trim()) });
+  await app.register(cors, {
+    origin: config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',').map((o) => o.trim()),
+    // Every method the API uses (the plugin's default leaves out DELETE, PATCH and PUT).
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    // What a browser client reads from answers: request ids, retry hints, deprecation.
+    exposedHeaders: ['X-Request-ID', 'Retry-After', 'Deprecation', 'Sunset', 'Link'],
+  });
   await app.register(swagger, {
     openapi: openApiDocument(),
     // Shared schemas keep their $id as their name under components.schemas (e.g. `Error`).
@@ -97,6 +103,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       socket.terminate();
     },
   });
+  deprecateUnprefixedUpgrades(app.websocketServer);
   registerAuth(app, {
     adminKey: options.adminKey,
     instances: options.instances,

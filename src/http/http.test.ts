@@ -87,6 +87,26 @@ describe('cross-cutting HTTP behaviour', () => {
       headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
     });
     expect(preflight.status).toBeLessThan(300);
+    // Every method the API uses, and the headers a browser client needs to read.
+    for (const [method, route] of [
+      ['DELETE', '/api/v1/instance/delete/some-id'],
+      ['PATCH', '/api/v1/auth/me'],
+      ['PUT', '/api/v1/send/text'],
+    ]) {
+      const res = await fetch(`${gw.url}${route}`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: 'https://app.example',
+          'access-control-request-method': method!,
+          'access-control-request-headers': 'apikey,content-type',
+        },
+      });
+      expect(res.status, method).toBeLessThan(300);
+      expect(res.headers.get('access-control-allow-methods')?.split(/,\s*/), method).toContain(method);
+      expect(res.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('apikey');
+    }
+    const exposed = (await fetch(`${gw.url}/api/v1/server/ok`, { headers: { origin: 'https://app.example' } })).headers;
+    expect(exposed.get('access-control-expose-headers')?.toLowerCase()).toContain('x-request-id');
   });
 
   it('answers unknown routes with a JSON 404', async () => {

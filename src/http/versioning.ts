@@ -2,6 +2,7 @@
  * Every route answers under /api/v1 and, deprecated, without the prefix. Unprefixed answers carry
  * `Deprecation: true` and `Sunset: 2027-01-01`; from that day on they answer 410.
  */
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.js';
 import { errors } from '../errors.js';
@@ -31,8 +32,29 @@ export function registerVersioning(app: FastifyInstance, clock: Clock): void {
     const url = request.routeOptions.url;
     if (url === undefined || request.routeOptions.config.unversioned || !isDeprecatedPath(url)) return;
     if (clock.now() >= SUNSET_AT) throw errors.sunset();
-    void reply.header('Deprecation', 'true');
-    void reply.header('Sunset', SUNSET_DATE);
-    void reply.header('Link', `<${API_PREFIX}${request.url}>; rel="successor-version"`);
+    for (const [name, value] of deprecationHeaders(request.url)) void reply.header(name, value);
+  });
+}
+
+/** The headers of an unprefixed answer; `url` is the path and query the client asked for. */
+export function deprecationHeaders(url: string): [string, string][] {
+  return [
+    ['Deprecation', 'true'],
+    ['Sunset', SUNSET_DATE],
+    ['Link', `<${API_PREFIX}${url}>; rel="successor-version"`],
+  ];
+}
+
+/**
+ * A WebSocket upgrade answers with 101 written by the ws server, not by the reply: the unprefixed
+ * stream's deprecation headers go into that answer here.
+ */
+export function deprecateUnprefixedUpgrades(server: {
+  on(event: 'headers', listener: (headers: string[], request: IncomingMessage) => void): unknown;
+}): void {
+  server.on('headers', (headers, request) => {
+    const url = request.url ?? '/';
+    if (!isDeprecatedPath(url.split('?')[0]!)) return;
+    for (const [name, value] of deprecationHeaders(url)) headers.push(`${name}: ${value}`);
   });
 }

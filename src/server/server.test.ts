@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../config.js';
 import { connectedInstance, startGateway, uniqueNumber, type TestGateway } from '../../test/support/gateway.js';
@@ -45,6 +46,12 @@ describe('metrics and outbox retention', () => {
     expect(text).toContain('waygate_websocket_clients 0');
   });
 
+  it('answers readiness without a key: 200 with storage up on the active process', async () => {
+    const res = await fetch(`${gw.url}/api/v1/server/ready`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ ready: true, role: 'active', storage: { up: true }, degraded: false });
+  });
+
   it('prunes delivered events past the retention', async () => {
     await connectedInstance(gw, uniqueNumber());
     await gw.bus.settled();
@@ -54,5 +61,30 @@ describe('metrics and outbox retention', () => {
       .executeTakeFirstOrThrow();
     expect(Number(before.n)).toBeGreaterThan(0);
     expect(await gw.outbox.prune(Date.now() + 1000)).toBe(Number(before.n));
+  });
+});
+
+describe('readiness', () => {
+  it('says degraded when a configured channel is down, and 503 when the database is gone', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const gw = await startGateway({ env: { QUEUE_BROKER_URL: `amqp://guest:guest@127.0.0.1:${port}` } });
+    try {
+      const degraded = await fetch(`${gw.url}/api/v1/server/ready`);
+      expect(degraded.status).toBe(200);
+      expect(await degraded.json()).toMatchObject({ ready: true, degraded: true, channels: { amqp: { up: false } } });
+      await gw.storage.close();
+      const down = await fetch(`${gw.url}/api/v1/server/ready`);
+      expect(down.status).toBe(503);
+      expect(await down.json()).toMatchObject({ ready: false, storage: { up: false } });
+      // Liveness stays up: the process is alive, it just cannot serve.
+      expect((await fetch(`${gw.url}/api/v1/server/ok`)).status).toBe(200);
+    } finally {
+      await gw.stop().catch(() => undefined);
+    }
   });
 });
