@@ -1,9 +1,8 @@
 /** The instance list (live status), creating, deleting and rotating tokens. */
 import { useEffect, useState } from 'preact/hooks';
-import { api, currentUser, instanceTokens } from '../api';
+import { api, instanceTokens, rotateInstanceToken, type Page } from '../api';
 import { onEvent } from '../events';
-import { useSignal } from '../store';
-import { Empty, ErrorBox, Field, SecretBox, StatusBadge, useAction } from '../ui';
+import { ActionForm, Empty, ErrorBox, Field, SecretBox, StatusBadge, useAction, useCanWrite } from '../ui';
 
 export interface Instance {
   instanceId: string;
@@ -16,11 +15,6 @@ export interface Instance {
   proxyUrl: string | null;
   createdAt: string;
   health?: unknown;
-}
-
-interface Page<T> {
-  items: T[];
-  total: number;
 }
 
 export async function loadInstances(): Promise<Instance[]> {
@@ -47,8 +41,7 @@ export function useLiveInstances() {
 }
 
 export function InstancesPage() {
-  const user = useSignal(currentUser);
-  const canWrite = user?.role !== 'viewer';
+  const canWrite = useCanWrite();
   const { items, error, reload } = useLiveInstances();
   const [name, setName] = useState('');
   const [network, setNetwork] = useState<'sandbox' | 'whatsapp'>('sandbox');
@@ -74,11 +67,7 @@ export function InstancesPage() {
   const rotate = useAction(async (instance: Instance) => {
     if (!window.confirm(`Issue a new token for ${instance.instanceName}? The old one keeps working for the grace period, then stops.`))
       return;
-    const rotated = await api<{ token: string; oldTokenValidUntil: string | null }>(
-      'POST',
-      `/instance/rotate-token/${encodeURIComponent(instance.instanceId)}`,
-    );
-    instanceTokens.set(instance.instanceId, rotated.token);
+    const rotated = await rotateInstanceToken(instance.instanceId);
     setSecret({
       label: `New token of ${instance.instanceName}`,
       value: rotated.token,
@@ -91,14 +80,7 @@ export function InstancesPage() {
       <h1>Instances</h1>
       {secret ? <SecretBox {...secret} /> : null}
       {canWrite ? (
-        <form
-          class="card inline-form"
-          aria-label="Create an instance"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void create.run();
-          }}
-        >
+        <ActionForm label="Create an instance" class="card inline-form" onSubmit={() => create.run()}>
           <Field label="Name">
             <input
               name="instanceName"
@@ -119,7 +101,7 @@ export function InstancesPage() {
             Create instance
           </button>
           <ErrorBox error={create.error} />
-        </form>
+        </ActionForm>
       ) : null}
       <ErrorBox error={error ?? remove.error ?? rotate.error} />
       {items === undefined && !error ? <p class="loading">Loading instances…</p> : null}
@@ -129,7 +111,12 @@ export function InstancesPage() {
       {items && items.length > 0 ? (
         <ul class="instance-list" aria-label="Instances">
           {items.map((instance) => (
-            <li key={instance.instanceId} class="card instance-row" data-instance={instance.instanceName}>
+            <li
+              key={instance.instanceId}
+              class="card instance-row"
+              data-instance={instance.instanceName}
+              data-instance-id={instance.instanceId}
+            >
               <div class="instance-main">
                 <a href={`/instances/${encodeURIComponent(instance.instanceId)}`} class="instance-name">
                   {instance.instanceName}

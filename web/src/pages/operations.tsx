@@ -1,14 +1,8 @@
 /** Operations: gateway stats, failover groups (list, create, delete) and alerts (open ones, acknowledge, rules). */
 import { useEffect, useState } from 'preact/hooks';
-import { api, currentUser } from '../api';
-import { useSignal } from '../store';
-import { Empty, ErrorBox, Field, SecretBox, StatusBadge, time, useAction } from '../ui';
+import { api, type Page } from '../api';
+import { ActionForm, Empty, ErrorBox, Field, SecretBox, StatusBadge, time, useAction, useCanWrite, useLoad } from '../ui';
 import { loadInstances, type Instance } from './instances';
-
-interface Page<T> {
-  items: T[];
-  total: number;
-}
 
 interface Stats {
   instances: { total: number; byStatus: Record<string, number>; byNetwork: Record<string, number> };
@@ -60,24 +54,6 @@ interface Rule {
 }
 
 const POLICIES = ['priority', 'round-robin', 'least-loaded'] as const;
-
-/** Loads a value, keeping its error; reload() fetches again. */
-function useLoad<T>(load: () => Promise<T>) {
-  const [value, setValue] = useState<T | undefined>();
-  const [error, setError] = useState<unknown>(null);
-  const reload = () =>
-    load().then(
-      (v) => {
-        setValue(v);
-        setError(null);
-      },
-      (e: unknown) => setError(e),
-    );
-  useEffect(() => {
-    void reload();
-  }, []);
-  return { value, error, reload };
-}
 
 function Counts({ label, counts }: { label: string; counts: Record<string, number> }) {
   const entries = Object.entries(counts);
@@ -173,13 +149,7 @@ function GroupsCard({ canWrite }: { canWrite: boolean }) {
       <h2>Failover groups</h2>
       {secret ? <SecretBox {...secret} /> : null}
       {canWrite ? (
-        <form
-          aria-label="Create a failover group"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void create.run();
-          }}
-        >
+        <ActionForm label="Create a failover group" class="" onSubmit={() => create.run()}>
           <div class="inline-form">
             <Field label="Group name">
               <input
@@ -231,7 +201,7 @@ function GroupsCard({ canWrite }: { canWrite: boolean }) {
             Create group
           </button>
           <ErrorBox error={create.error} />
-        </form>
+        </ActionForm>
       ) : null}
       <ErrorBox error={groups.error ?? remove.error} />
       {groups.value === undefined && !groups.error ? <p class="loading">Loading groups…</p> : null}
@@ -307,7 +277,7 @@ function AlertsCard({ canWrite }: { canWrite: boolean }) {
       {alerts.value && alerts.value.length > 0 ? (
         <ul aria-label="Open alerts">
           {alerts.value.map((alert) => (
-            <li key={alert.alertId} class="dead-letter">
+            <li key={alert.alertId} class="dead-letter" data-alert-rule={alert.ruleName} data-alert-id={alert.alertId}>
               <span>
                 <strong>{alert.ruleName}</strong> ({alert.kind}) {alert.message}
                 <small class="muted"> since {time(alert.firedAt)}</small>
@@ -361,8 +331,7 @@ function AlertsCard({ canWrite }: { canWrite: boolean }) {
 }
 
 export function OperationsPage() {
-  const user = useSignal(currentUser);
-  const canWrite = user?.role !== 'viewer';
+  const canWrite = useCanWrite();
   return (
     <section>
       <h1>Operations</h1>
