@@ -114,6 +114,8 @@ describe('web interface in chromium', () => {
     await page.getByTestId('connected').waitFor();
     await page.locator('.instance-title [data-status="CONNECTED"]').waitFor();
     await page.getByText(`Linked to +${phone}`).waitFor();
+    // The health score follows the status (the list is fetched again after CONNECTION events).
+    await page.locator('.instance-title [data-health="100"]').waitFor();
     await shot('05-connected');
 
     // A webhook that fails: the first event becomes a dead letter (WEBHOOK_MAX_ATTEMPTS=1).

@@ -65,10 +65,38 @@ export function Field(props: { label: string; children: VNode<{ id?: string; 'ar
   );
 }
 
+/** A name as the gateway accepts it for instances and failover groups: 1 to 64 letters, digits, `.`, `_`, `-`. */
+export function NameInput(props: { name: string; value: string; onInput: (value: string) => void; id?: string }) {
+  return (
+    <input
+      id={props.id}
+      name={props.name}
+      required
+      pattern="[A-Za-z0-9._\-]{1,64}"
+      title="1 to 64 letters, digits, . _ -"
+      value={props.value}
+      onInput={(e) => props.onInput(e.currentTarget.value)}
+    />
+  );
+}
+
 export function StatusBadge({ status }: { status: string }) {
   return (
     <span class={`badge status-${status.toLowerCase()}`} data-status={status}>
       {status}
+    </span>
+  );
+}
+
+/** An instance's health score; what lowered it is listed beside it. */
+export function HealthBadge({ health }: { health: { score: number; reasons: string[] } }) {
+  const level = health.score >= 80 ? 'good' : health.score >= 50 ? 'fair' : 'poor';
+  return (
+    <span class="health">
+      <span class={`badge health-${level}`} data-health={health.score}>
+        health {health.score}
+      </span>
+      {health.reasons.length > 0 ? <small class="muted"> {health.reasons.join(', ')}</small> : null}
     </span>
   );
 }

@@ -62,7 +62,7 @@ function StartForm({ instances, onStarted }: { instances: Instance[]; onStarted:
         Sends an instance's stored events again, in their original order and with their original <code>eventId</code>, marked{' '}
         <code>"redelivered": true</code>. Receivers that deduplicate by <code>eventId</code> see no duplicates.
       </p>
-      <div class="inline-form">
+      <div class="fields-row">
         <Field label="Instance">
           <select name="instanceId" value={instanceId} onChange={(e) => setInstanceId(e.currentTarget.value)}>
             {instances.map((i) => (
@@ -85,7 +85,7 @@ function StartForm({ instances, onStarted }: { instances: Instance[]; onStarted:
           <input name="ratePerSecond" type="number" min={1} max={10000} value={rate} onInput={(e) => setRate(e.currentTarget.value)} />
         </Field>
       </div>
-      <div class="inline-form">
+      <div class="fields-row">
         <Field label="Since" hint="An ISO time (UTC) or the eventId of a stored event; inclusive.">
           <input name="since" required value={since} onInput={(e) => setSince(e.currentTarget.value)} />
         </Field>

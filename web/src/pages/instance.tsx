@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { EVENT_TYPES } from '../../../src/network/vocabulary.js';
 import { api, instanceApi, instanceTokens, rotateInstanceToken } from '../api';
 import { onEvent, recentEvents, type EventEnvelope } from '../events';
-import { ActionForm, Done, Empty, ErrorBox, Field, SecretBox, StatusBadge, time, useAction, useCanWrite } from '../ui';
+import { ActionForm, Done, Empty, ErrorBox, Field, HealthBadge, SecretBox, StatusBadge, time, useAction, useCanWrite } from '../ui';
 import { useLiveInstances, type Instance } from './instances';
 import { SendTab } from './send';
 
@@ -39,6 +39,7 @@ export function InstancePage({ id, tab }: { id: string; tab: string }) {
       </p>
       <h1 class="instance-title">
         {instance.instanceName} <StatusBadge status={instance.status} />
+        {instance.health ? <HealthBadge health={instance.health} /> : null}
       </h1>
       <p class="muted">
         {instance.network} · {instance.number ? `+${instance.number}` : 'no number linked'} · id <code>{instance.instanceId}</code>

@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, instanceTokens, rotateInstanceToken, type Page } from '../api';
 import { onEvent } from '../events';
-import { ActionForm, Empty, ErrorBox, Field, SecretBox, StatusBadge, useAction, useCanWrite } from '../ui';
+import { ActionForm, NameInput, Empty, ErrorBox, Field, HealthBadge, SecretBox, StatusBadge, useAction, useCanWrite } from '../ui';
 
 export interface Instance {
   instanceId: string;
@@ -14,28 +14,42 @@ export interface Instance {
   webhookEvents: 'ALL' | string[];
   proxyUrl: string | null;
   createdAt: string;
-  health?: unknown;
+  /** 0 to 100, with what lowered it (GET /instance/all gives it when health scoring is on). */
+  health?: { score: number; reasons: string[] };
 }
 
 export async function loadInstances(): Promise<Instance[]> {
   return (await api<Page<Instance>>('GET', '/instance/all?limit=500')).items;
 }
 
-/** Keeps a list of instances current from CONNECTION events. */
+/** After a burst of CONNECTION events, the list is fetched once more (health scores move with the status). */
+const RELOAD_AFTER_MS = 250;
+
+/**
+ * Keeps a list of instances current: each CONNECTION event updates the status and number at once,
+ * and the list is fetched again shortly after (for the health score, which events do not carry).
+ */
 export function useLiveInstances() {
   const [items, setItems] = useState<Instance[] | undefined>();
   const [error, setError] = useState<unknown>(null);
   const reload = () => loadInstances().then(setItems, setError);
   useEffect(() => {
     void reload();
-    return onEvent((event) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stop = onEvent((event) => {
       if (event.event !== 'CONNECTION') return;
       const status = typeof event.data.status === 'string' ? event.data.status : undefined;
       const number = typeof event.data.number === 'string' ? event.data.number : undefined;
       setItems((list) =>
         list?.map((i) => (i.instanceId === event.instanceId ? { ...i, ...(status ? { status } : {}), ...(number ? { number } : {}) } : i)),
       );
+      clearTimeout(timer);
+      timer = setTimeout(() => void reload(), RELOAD_AFTER_MS);
     });
+    return () => {
+      clearTimeout(timer);
+      stop();
+    };
   }, []);
   return { items, error, reload, setItems };
 }
@@ -82,14 +96,7 @@ export function InstancesPage() {
       {canWrite ? (
         <ActionForm label="Create an instance" class="card inline-form" onSubmit={() => create.run()}>
           <Field label="Name">
-            <input
-              name="instanceName"
-              required
-              pattern="[A-Za-z0-9._\-]{1,64}"
-              title="1 to 64 letters, digits, . _ -"
-              value={name}
-              onInput={(e) => setName(e.currentTarget.value)}
-            />
+            <NameInput name="instanceName" value={name} onInput={setName} />
           </Field>
           <Field label="Network">
             <select name="network" value={network} onChange={(e) => setNetwork(e.currentTarget.value as 'sandbox' | 'whatsapp')}>
@@ -124,7 +131,7 @@ export function InstancesPage() {
                 <StatusBadge status={instance.status} />
                 <span class="muted">{instance.network}</span>
                 <span class="muted">{instance.number ? `+${instance.number}` : 'no number linked'}</span>
-                {instance.health !== undefined ? <span class="muted">health: {JSON.stringify(instance.health)}</span> : null}
+                {instance.health ? <HealthBadge health={instance.health} /> : null}
               </div>
               {canWrite ? (
                 <div class="actions">

@@ -1,7 +1,7 @@
 /** Operations: gateway stats, failover groups (list, create, delete) and alerts (open ones, acknowledge, rules). */
 import { useEffect, useState } from 'preact/hooks';
 import { api, type Page } from '../api';
-import { ActionForm, Empty, ErrorBox, Field, SecretBox, StatusBadge, time, useAction, useCanWrite, useLoad } from '../ui';
+import { ActionForm, NameInput, Empty, ErrorBox, Field, SecretBox, StatusBadge, time, useAction, useCanWrite, useLoad } from '../ui';
 import { loadInstances, type Instance } from './instances';
 
 interface Stats {
@@ -152,14 +152,7 @@ function GroupsCard({ canWrite }: { canWrite: boolean }) {
         <ActionForm label="Create a failover group" class="" onSubmit={() => create.run()}>
           <div class="inline-form">
             <Field label="Group name">
-              <input
-                name="groupName"
-                required
-                pattern="[A-Za-z0-9._\-]{1,64}"
-                title="1 to 64 letters, digits, . _ -"
-                value={name}
-                onInput={(e) => setName(e.currentTarget.value)}
-              />
+              <NameInput name="groupName" value={name} onInput={setName} />
             </Field>
             <Field label="Policy">
               <select name="policy" value={policy} onChange={(e) => setPolicy(e.currentTarget.value)}>
@@ -275,7 +268,7 @@ function AlertsCard({ canWrite }: { canWrite: boolean }) {
       {alerts.value === undefined && !alerts.error ? <p class="loading">Loading alerts…</p> : null}
       {alerts.value?.length === 0 ? <Empty>No open alert.</Empty> : null}
       {alerts.value && alerts.value.length > 0 ? (
-        <ul aria-label="Open alerts">
+        <ul class="list" aria-label="Open alerts">
           {alerts.value.map((alert) => (
             <li key={alert.alertId} class="dead-letter" data-alert-rule={alert.ruleName} data-alert-id={alert.alertId}>
               <span>

@@ -585,7 +585,7 @@ export function SendTab({ instance }: { instance: Instance }) {
     <div class="card send">
       <h2>Send a message</h2>
       {instance.status !== 'CONNECTED' ? <p class="muted">The instance is not connected: sends answer an error until it is.</p> : null}
-      <div class="inline-form">
+      <div class="fields-row">
         <Field label="To (number with country code, or group id)">
           <input name="to" value={to} disabled={kind.recipient === 'none'} onInput={(e) => setTo(e.currentTarget.value)} />
         </Field>
