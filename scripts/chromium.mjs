@@ -41,7 +41,7 @@ function newestMtime(target) {
  */
 export function ensureWebBuilt(root, log = console.log) {
   const built = fs.statSync(`${root}/web/dist/index.html`, { throwIfNoEntry: false })?.mtimeMs ?? 0;
-  const sources = ['web/src', 'web/index.html', 'web/vite.config.mjs', 'src/network/vocabulary.ts'];
+  const sources = ['web/src', 'web/index.html', 'web/vite.config.mjs', 'src/vocabulary.ts'];
   if (built > 0 && sources.every((source) => newestMtime(`${root}/${source}`) <= built)) return;
   log(built > 0 ? 'web/dist is older than web/src; building the web interface' : 'web/dist is missing; building the web interface');
   execSync('npm run build:web', { stdio: 'inherit', cwd: root });

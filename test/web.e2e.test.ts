@@ -273,19 +273,30 @@ describe('web interface in chromium', () => {
     await group.waitFor();
     expect(await page.getByTestId('secret-value').count()).toBe(0);
 
-    // A rule on the peer's dead letters; its failing webhook has made some, so the rule fires at its next evaluation.
-    const rule = await gw.api('POST', '/api/v1/admin/alert-rules', {
-      key: gw.adminKey,
-      body: {
+    // A rule on the peer's dead letters, made in the page; the peer's failing webhook has made some,
+    // so the rule fires at its next evaluation.
+    await page.getByText('No alert rule yet.').waitFor();
+    const ruleForm = page.getByRole('form', { name: 'Create an alert rule' });
+    await ruleForm.getByLabel('Rule name').fill('peer-dead-letters');
+    await ruleForm.getByLabel('Watches').selectOption('dead_letters_above');
+    await ruleForm.getByLabel('Dead letters above which it fires').fill('0');
+    await ruleForm.getByLabel('For at least (seconds)').fill('0');
+    await ruleForm.getByLabel('Scope').selectOption('instance');
+    await ruleForm.getByLabel('Instance', { exact: true }).selectOption({ label: 'peer-sandbox' });
+    await ruleForm.getByLabel('Notify (webhook URL)').fill(failing.url);
+    await ruleForm.getByRole('button', { name: 'Create rule' }).click();
+    expect((await ruleForm.getByTestId('secret-value').textContent())!.length).toBeGreaterThanOrEqual(16);
+    const rules = await gw.api('GET', '/api/v1/admin/alert-rules', { key: gw.adminKey });
+    expect(rules.body.items).toEqual([
+      expect.objectContaining({
         name: 'peer-dead-letters',
         kind: 'dead_letters_above',
         threshold: 0,
         scope: 'instance',
         instanceId: peer.id,
-        webhookUrl: failing.url,
-      },
-    });
-    expect(rule.status).toBe(201);
+      }),
+    ]);
+    const ruleId = rules.body.items[0].ruleId as string;
     const alertRow = page.locator('[data-alert-rule="peer-dead-letters"]');
     await expect
       .poll(
@@ -299,6 +310,15 @@ describe('web interface in chromium', () => {
       .toBe(true);
     await alertRow.getByRole('button', { name: 'Acknowledge' }).waitFor();
     await shot('16-operations-alert');
+
+    // Mute the rule for an hour, then unmute it.
+    const ruleRow = page.getByRole('row').filter({ hasText: 'peer-dead-letters' });
+    await ruleRow.getByRole('button', { name: 'Mute 1 h' }).click();
+    await ruleRow.getByRole('button', { name: 'Unmute' }).waitFor();
+    expect((await gw.api('GET', `/api/v1/admin/alert-rules/${ruleId}`, { key: gw.adminKey })).body.muted).toBe(true);
+    await ruleRow.getByRole('button', { name: 'Unmute' }).click();
+    await ruleRow.getByRole('button', { name: 'Mute 1 h' }).waitFor();
+    expect((await gw.api('GET', `/api/v1/admin/alert-rules/${ruleId}`, { key: gw.adminKey })).body.muted).toBe(false);
     expect(errors).toEqual([]);
   }, 60_000);
 
@@ -322,7 +342,7 @@ describe('web interface in chromium', () => {
     const alertRow = viewer.locator('[data-alert-rule="peer-dead-letters"]');
     await alertRow.waitFor();
     await viewer.locator('[data-group="shop-group"]').getByTestId('serving').waitFor();
-    for (const name of ['Create group', 'Delete', 'Acknowledge'])
+    for (const name of ['Create group', 'Delete', 'Acknowledge', 'Create rule', 'Mute 1 h'])
       expect(await viewer.getByRole('button', { name }).count(), `${name} shown to a viewer`).toBe(0);
     await shot('17-viewer-operations', viewer);
 
@@ -345,6 +365,7 @@ describe('web interface in chromium', () => {
       await gw.api('POST', `/api/v1/admin/alerts/${alert.alertId as string}/acknowledge`, { headers: bearer }),
       await gw.api('POST', '/api/v1/admin/failover-groups', { headers: bearer, body: { name: 'forced', members: [shopId] } }),
       await gw.api('DELETE', `/api/v1/admin/failover-groups/${groupId}`, { headers: bearer }),
+      await gw.api('POST', `/api/v1/admin/alert-rules/${alert.ruleId as string}/mute`, { headers: bearer, body: { seconds: 60 } }),
       await gw.api('POST', '/api/v1/admin/backfill', {
         headers: bearer,
         body: { instanceId: shopId, since: '2020-01-01T00:00:00Z', target: 'webhook' },

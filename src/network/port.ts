@@ -17,9 +17,9 @@ import type { MessageOperations } from './port/messages.js';
 export const NETWORKS = ['whatsapp', 'sandbox'] as const;
 export type NetworkName = (typeof NETWORKS)[number];
 
-export { BUTTON_TYPES, EVENT_TYPES, PIX_KEY_TYPES, STATUS_FONTS } from './vocabulary.js';
-export type { ButtonType, PixKeyType, StatusFont } from './vocabulary.js';
-import type { PixKeyType, StatusFont } from './vocabulary.js';
+export { BUTTON_TYPES, EVENT_TYPES, PIX_KEY_TYPES, STATUS_FONTS } from '../vocabulary.js';
+export type { ButtonType, PixKeyType, StatusFont } from '../vocabulary.js';
+import type { PixKeyType, StatusFont } from '../vocabulary.js';
 
 /** The address form of the network: `<digits>@s.whatsapp.net` for people, `<id>@g.us` for groups. */
 export const USER_SERVER = 's.whatsapp.net';

@@ -1,6 +1,6 @@
 /** Backfill: re-deliver an instance's stored events to its webhook or a channel, and follow the jobs. */
 import { useEffect, useState } from 'preact/hooks';
-import { EVENT_TYPES } from '../../../src/network/vocabulary.js';
+import { EVENT_TYPES } from '../../../src/vocabulary.js';
 import { api, type Page } from '../api';
 import { ActionForm, Done, Empty, ErrorBox, Field, time, useAction, useCanWrite, useLoad } from '../ui';
 import { loadInstances, type Instance } from './instances';

@@ -1,6 +1,6 @@
 /** One instance: connecting (QR, pairing code, sandbox scan), sending, live events, webhook, dead letters, chats. */
 import { useEffect, useState } from 'preact/hooks';
-import { EVENT_TYPES } from '../../../src/network/vocabulary.js';
+import { EVENT_TYPES } from '../../../src/vocabulary.js';
 import { api, instanceApi, instanceTokens, rotateInstanceToken } from '../api';
 import { onEvent, recentEvents, type EventEnvelope } from '../events';
 import { ActionForm, Done, Empty, ErrorBox, Field, HealthBadge, SecretBox, StatusBadge, time, useAction, useCanWrite } from '../ui';

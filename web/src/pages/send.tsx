@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { instanceApi } from '../api';
-import { BUTTON_TYPES, PIX_KEY_TYPES, STATUS_FONTS } from '../../../src/network/vocabulary.js';
+import { BUTTON_TYPES, PIX_KEY_TYPES, STATUS_FONTS } from '../../../src/vocabulary.js';
 import { ActionForm, Done, ErrorBox, Field, useAction } from '../ui';
 import type { Instance } from './instances';
 

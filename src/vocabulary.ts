@@ -1,7 +1,8 @@
 /**
  * Fixed names that the gateway and the web interface both use: the 13 SPEC event types (SPEC's
- * order), button kinds, Pix key types and status-post fonts. The web interface (web/src) imports
- * this file as it is, so it stays free of imports and of Node APIs: one list for both.
+ * order), button kinds, Pix key types, status-post fonts, alert rule kinds and failover policies.
+ * The web interface (web/src) imports this file as it is, so it stays free of imports and of Node
+ * APIs: one list for both. A foundation module: any layer may import it.
  */
 export const EVENT_TYPES = [
   'MESSAGE',
@@ -37,3 +38,11 @@ export const STATUS_FONTS = {
   COURIERPRIME_BOLD: 10,
 } as const;
 export type StatusFont = keyof typeof STATUS_FONTS;
+
+/** What an alert rule watches (src/admin/alerts). */
+export const ALERT_KINDS = ['instance_disconnected', 'health_below', 'dead_letters_above', 'channel_down', 'outbox_backlog_above'] as const;
+export type AlertKind = (typeof ALERT_KINDS)[number];
+
+/** How a failover group picks the member that sends (src/admin/failover). */
+export const FAILOVER_POLICIES = ['priority', 'round-robin', 'least-loaded'] as const;
+export type FailoverPolicy = (typeof FAILOVER_POLICIES)[number];
