@@ -86,7 +86,8 @@ describe('web interface in chromium', () => {
     await page.getByRole('alert').filter({ hasText: 'wrong email or password' }).waitFor();
     await page.getByLabel('Password').fill('a long enough password');
     await shot('02-sign-in');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    // By keyboard: Enter in the password field submits the form.
+    await page.getByLabel('Password').press('Enter');
     await page.getByRole('heading', { name: 'Instances' }).waitFor();
     await page.locator('.live-open').waitFor();
 

@@ -317,7 +317,16 @@ function WebhookTab({ instance, hasToken }: { instance: Instance; hasToken: bool
       <fieldset>
         <legend>Events</legend>
         <label class="check">
-          <input type="checkbox" checked={all} onChange={(e) => setAll(e.currentTarget.checked)} /> All events
+          <input
+            type="checkbox"
+            checked={all}
+            onChange={(e) => {
+              setAll(e.currentTarget.checked);
+              // Leaving "all" starts from every type ticked, so the filter is narrowed rather than emptied.
+              if (!e.currentTarget.checked && selected.length === 0) setSelected([...EVENT_TYPES]);
+            }}
+          />{' '}
+          All events
         </label>
         {!all
           ? EVENT_TYPES.map((type) => (
