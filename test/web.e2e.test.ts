@@ -1,8 +1,8 @@
 /**
  * The web interface end to end, in a real browser (Debian's chromium through playwright-core):
  * register, sign in, create a sandbox instance, see its QR, scan it with the sandbox button, watch
- * it turn CONNECTED, send a text, see SEND_MESSAGE in the live tail, retry a dead letter; send a poll
- * and a location that arrive at a second sandbox instance; run a backfill that completes and one
+ * it turn CONNECTED, send a text, see SEND_MESSAGE in the live tail, retry a dead letter; send a poll,
+ * a location and an uploaded image that arrive at a second sandbox instance; run a backfill that completes and one
  * that fails; create a failover group; a viewer sees Operations and Backfill read-only (and the API
  * refuses their writes); acknowledge an alert that fired for real; sign out.
  * Screenshots of each page land in .test-data/screenshots/.
@@ -21,6 +21,7 @@ import {
   type TestGateway,
   type TestInstance,
 } from './support/gateway.js';
+import { makeSamples } from './support/media.js';
 import { WebhookReceiver } from './support/receiver.js';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -210,6 +211,17 @@ describe('web interface in chromium', () => {
       name: 'Avenida Paulista',
     });
 
+    // A file upload: the bytes travel as base64 and arrive as an image with its caption.
+    await page.getByLabel('Kind').selectOption('media');
+    await page
+      .getByLabel('File', { exact: true })
+      .setInputFiles({ name: 'photo.png', mimeType: 'image/png', buffer: (await makeSamples()).png });
+    await page.getByLabel('Caption').fill('A photo from the web');
+    await page.getByRole('button', { name: /^Send file/ }).click();
+    await page.getByText(/^File .* sent: message id/).waitFor();
+    const image = await events.next(peer.id, 'MESSAGE', (e) => e.data.message.imageMessage !== undefined);
+    expect(image.data.message.imageMessage).toMatchObject({ caption: 'A photo from the web', mimetype: 'image/png' });
+
     // Every kind of the table has its form; a refused send shows the gateway's message.
     const kinds = await page.getByLabel('Kind').locator('option').allTextContents();
     expect(kinds.length).toBeGreaterThanOrEqual(15);
@@ -239,7 +251,7 @@ describe('web interface in chromium', () => {
     await page.getByText(/^Job .* started: \d+ events/).waitFor();
     await page.locator('li.job[data-status="completed"]').waitFor();
     const redelivered = receiver.requests.slice(before).map((r) => r.json);
-    expect(redelivered.length).toBe(3); // the text, the poll and the location
+    expect(redelivered.length).toBe(4); // the text, the poll, the location and the photo
     expect(redelivered.every((e) => e.redelivered === true && e.event === 'SEND_MESSAGE' && e.instanceId === shopId)).toBe(true);
     const sent = Number((await page.locator('li.job[data-status="completed"] [data-testid="job-count"]').textContent())!.split(' ')[0]);
     expect(sent).toBe(redelivered.length);
