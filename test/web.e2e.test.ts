@@ -236,6 +236,24 @@ describe('web interface in chromium', () => {
       .filter({ hasText: /message no-such-message not found/ })
       .waitFor();
     await shot('14-send-error');
+
+    // The peer's side in the page: this tab lacks its token, so paste it; its chat shows what arrived.
+    await page.goto(`${gw.url}/instances/${peer.id}?tab=chats`);
+    await page.getByText('This section needs the instance token').waitFor();
+    await page.getByLabel('Instance token', { exact: true }).fill(peer.token);
+    await page.getByRole('button', { name: 'Use this token' }).click();
+    await page.getByText('This tab holds the instance token.').waitFor();
+    await page.locator('.chat-item').first().click();
+    const theirs = page.locator('.messages .theirs');
+    await theirs.filter({ hasText: '[poll creation] Lunch today?' }).waitFor();
+    await theirs.filter({ hasText: '[location] Avenida Paulista' }).waitFor();
+    await theirs.filter({ hasText: '[image] A photo from the web' }).waitFor();
+    expect(await theirs.allTextContents()).toEqual([
+      expect.stringContaining('[poll creation] Lunch today?'),
+      expect.stringContaining('[location] Avenida Paulista'),
+      expect.stringContaining('[image] A photo from the web'),
+    ]);
+    await shot('14b-peer-chat');
     expect(errors).toEqual([]);
   }, 60_000);
 

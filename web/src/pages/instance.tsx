@@ -497,15 +497,23 @@ interface ChatMessage {
   messageTimestamp: number;
 }
 
+/** One line for a stored message: its text, or its kind with what names it (caption, question, place, card). */
 function textOf(message: ChatMessage): string {
   const m = message.message;
   if (typeof m.conversation === 'string') return m.conversation;
   const extended = m.extendedTextMessage as { text?: string } | undefined;
   if (extended?.text) return extended.text;
-  for (const [kind, value] of Object.entries(m)) {
-    const caption = (value as { caption?: string } | null)?.caption;
-    if (caption) return `[${kind.replace(/Message$/, '')}] ${caption}`;
-    return `[${kind.replace(/Message$/, '')}]`;
+  // Content keys end in Message (or MessageV2, V3); others such as messageContextInfo are metadata.
+  for (const [kind, value] of Object.entries(m).filter(([key]) => /Message(V\d)?$/.test(key))) {
+    const content = (value ?? {}) as Record<string, unknown>;
+    const label = kind
+      .replace(/Message(V\d)?$/, '')
+      .replace(/([A-Z])/g, ' $1')
+      .toLowerCase();
+    const named = [content.caption, content.name, content.displayName, content.text, content.title].find(
+      (v): v is string => typeof v === 'string' && v !== '',
+    );
+    return named ? `[${label}] ${named}` : `[${label}]`;
   }
   return '';
 }
@@ -526,7 +534,8 @@ function ChatsTab({ instance, hasToken }: { instance: Instance; hasToken: boolea
   });
   const history = useAction(async (chatId: string) => {
     const page = await instanceApi<{ items: ChatMessage[] }>(id, 'GET', `/chat/history?limit=30&chatId=${encodeURIComponent(chatId)}`);
-    setMessages([...page.items].sort((a, b) => a.messageTimestamp - b.messageTimestamp));
+    // The API answers newest first; oldest first reads like a chat (reversed, so messages of one second keep their order).
+    setMessages([...page.items].reverse());
   });
   const send = useAction(async () => {
     if (!open) return;
@@ -580,7 +589,7 @@ function ChatsTab({ instance, hasToken }: { instance: Instance; hasToken: boolea
       <div class="card">
         {open ? (
           <>
-            <h2>{recipientOf(open)}</h2>
+            <h2>{chats?.find((chat) => chat.chatId === open)?.name ?? recipientOf(open)}</h2>
             <ErrorBox error={history.error} />
             {messages.length === 0 ? <Empty>No stored message in this chat.</Empty> : null}
             <ol class="messages" aria-label="Messages">
