@@ -281,6 +281,17 @@ describe('web interface in chromium', () => {
     const failed = page.locator('li.job[data-status="failed"]');
     await failed.waitFor({ timeout: 20_000 });
     await failed.getByRole('alert').waitFor();
+
+    // A slow job (one event per second) is cancelled while it runs; what it delivered stays delivered.
+    await page.getByRole('form', { name: 'Start a backfill' }).getByLabel('Instance').selectOption({ label: 'shop-sandbox' });
+    await page.getByLabel('Events per second').fill('1');
+    await page.getByRole('button', { name: 'Start backfill' }).click();
+    const running = page.locator('li.job[data-status="running"], li.job[data-status="queued"]');
+    await running.getByRole('button', { name: 'Cancel' }).click();
+    await page.locator('li.job[data-status="cancelled"]').waitFor();
+    const jobs = await gw.api('GET', '/api/v1/admin/backfill?status=cancelled', { key: gw.adminKey });
+    expect(jobs.body.items).toHaveLength(1);
+    expect(jobs.body.items[0].delivered).toBeLessThan(jobs.body.items[0].total);
     await shot('15-backfill');
     expect(errors).toEqual([]);
   }, 60_000);
