@@ -12,7 +12,15 @@ const report = '.test-data/vitest-report.json';
 fs.rmSync(report, { force: true });
 
 /** The code Prettier keeps in one format (docs and data are left as written). */
-const FORMATTED = ['src/**/*.ts', 'test/**/*.ts', 'scripts/**/*.{mjs,mts,ts}', 'bench/**/*.mjs', 'web/src/**/*.{ts,tsx}', '*.{js,ts}'];
+const FORMATTED = [
+  'src/**/*.ts',
+  'test/**/*.ts',
+  'scripts/**/*.{mjs,mts,ts}',
+  'bench/**/*.mjs',
+  'web/src/**/*.{ts,tsx}',
+  'packages/*/{src,test,bin,examples}/**/*.{js,mjs,ts}',
+  '*.{js,ts}',
+];
 
 let failed = 0;
 let passed = 0;

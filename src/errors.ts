@@ -27,7 +27,15 @@ export const ERROR_CODES = {
   },
   invalid_json: { status: 400, meaning: 'The body is empty or not valid JSON while Content-Type says JSON.' },
   body_too_large: { status: 413, meaning: 'The body is larger than BODY_LIMIT_BYTES (MEDIA_BODY_LIMIT_BYTES on media routes).' },
-  unsupported_content_type: { status: 415, meaning: 'The body is not application/json.' },
+  unsupported_content_type: {
+    status: 415,
+    meaning: 'The body is not application/json (routes that take media also take multipart/form-data).',
+  },
+  invalid_multipart: {
+    status: 400,
+    meaning:
+      'A multipart/form-data body that cannot be read: malformed, a field given twice, a JSON field that is not JSON, a file in a field that takes none.',
+  },
   request_rejected: {
     status: 400,
     meaning: 'Another rejection by the HTTP layer (malformed URL, wrong Content-Length, ...); the status says which.',
@@ -179,6 +187,7 @@ export const errors = {
   invalidJson: (message: string) => fail('invalid_json', message),
   bodyTooLarge: (message: string) => fail('body_too_large', message),
   unsupportedContentType: (message: string) => fail('unsupported_content_type', message),
+  invalidMultipart: (message: string) => fail('invalid_multipart', message),
   /** Any other 4xx of the HTTP layer keeps its status; its code is request_rejected. */
   requestRejected: (status: number, message: string) => new AppError('request_rejected', status, message),
   routeNotFound: (method: string, path: string) => fail('route_not_found', `route ${method} ${path} not found`),

@@ -14,7 +14,7 @@ import type { InstanceService } from '../instance-registry/service.js';
 import { registerAuth, type CredentialResolvers } from './auth.js';
 import { openApiDocument } from './openapi.js';
 import { registerErrorHandling } from './errors.js';
-import { ErrorReply } from './schemas.js';
+import { ErrorReply, schemaToValidate } from './schemas.js';
 import type { SlidingWindowStore } from './rate-limit.js';
 import type { RoutePlugin } from './types.js';
 import { API_PREFIX, registerVersioning } from './versioning.js';
@@ -69,7 +69,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
 
   const { body, text } = validators();
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schemaToValidate(schema) as object));
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('X-Request-ID', request.id);

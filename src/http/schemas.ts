@@ -116,3 +116,19 @@ export const INSTANCE = [{ apikey: [] }];
 export function PagedQuery<P extends Record<string, TSchema>>(properties: P) {
   return Type.Object({ ...PagingQuery.properties, ...properties }, { additionalProperties: false });
 }
+
+/**
+ * A body schema documented one way and validated another: a multipart form is shown as it is on
+ * the wire (text fields, binary files) and validated as the JSON body it is turned into before
+ * validation (sending/multipart.ts). The validator compiler (http/app.ts) follows the link.
+ */
+const VALIDATED_AS = Symbol('validatedAs');
+
+export function validatedAs<T extends object>(documented: T, validated: TSchema): T {
+  return Object.assign(documented, { [VALIDATED_AS]: validated });
+}
+
+/** The schema a validator is compiled from: the linked one of `validatedAs`, else the schema itself. */
+export function schemaToValidate(schema: unknown): unknown {
+  return (schema as { [VALIDATED_AS]?: TSchema } | null)?.[VALIDATED_AS] ?? schema;
+}

@@ -15,6 +15,7 @@ import { emptyResolvers } from '../http/auth.js';
 import type { Instance, InstanceService } from '../instance-registry/service.js';
 import { AdminActingKeys } from './rest.js';
 import { checkHostAndOrigin, mcpCallerOf } from './routes.js';
+import { TOOLS } from './tools.js';
 import {
   connectedInstance,
   recordEvents,
@@ -90,7 +91,8 @@ function rpcOf(text: string): any {
 const listTools = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
 
 beforeAll(async () => {
-  gw = await startGateway();
+  // A dropped sandbox instance stays down (the failover test moves the serving member).
+  gw = await startGateway({ env: { SANDBOX_RECONNECT_DELAY_MS: '60000' } });
   events = recordEvents(gw);
   samples = await makeSamples();
   a = await connectedInstance(gw, uniqueNumber());
@@ -143,6 +145,16 @@ describe('MCP server at /mcp', () => {
     for (const tool of tools) {
       expect(tool.description).toBeTruthy();
       expect(tool.description!.includes('\n')).toBe(false);
+    }
+  });
+
+  it('every tool names REST routes the gateway has (what decides which tools a failover-group token gets)', () => {
+    for (const tool of TOOLS) {
+      expect(tool.routes.length, tool.name).toBeGreaterThan(0);
+      for (const route of tool.routes) {
+        const [method, path] = route.split(' ') as ['GET' | 'POST', string];
+        expect(gw.app.hasRoute({ method, url: `/api/v1${path}` }), `${tool.name}: ${route}`).toBe(true);
+      }
     }
   });
 
@@ -489,6 +501,150 @@ describe('MCP server at /mcp', () => {
   });
 });
 
+describe('MCP with a failover-group token', () => {
+  it('sends through the member that serves the group, and gets only the send tools its token may use', async () => {
+    const first = await connectedInstance(gw, uniqueNumber());
+    const second = await connectedInstance(gw, uniqueNumber());
+    const created = await gw.api('POST', '/api/v1/admin/failover-groups', {
+      key: gw.adminKey,
+      body: { name: `mcp-group-${Date.now()}`, members: [first.id, second.id], policy: 'priority', minHealth: 0 },
+    });
+    expect(created.status).toBe(201);
+    const group = await connect(created.body.token as string);
+
+    const { tools } = await group.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['send_contact', 'send_location', 'send_media', 'send_poll', 'send_text']);
+
+    const text = `through the group ${Date.now()}`;
+    const sent = await call(group, 'send_text', { number: b.number, text });
+    expect(sent.isError).toBeFalsy();
+    expect(sent.structuredContent).toMatchObject({ instanceId: first.id, status: 'SENT' });
+    const received = await events.next(b.id, 'MESSAGE', (e) => e.data.message?.conversation === text);
+    expect(received.data.key.remoteJid).toBe(`${first.number}@s.whatsapp.net`);
+
+    // The serving member drops: the same MCP session now sends from the next one.
+    expect((await gw.api('POST', '/api/v1/sandbox/drop', { key: gw.adminKey, body: { instanceId: first.id } })).status).toBe(200);
+    const later = `after the drop ${Date.now()}`;
+    const moved = await call(group, 'send_text', { number: b.number, text: later });
+    expect(moved.structuredContent).toMatchObject({ instanceId: second.id });
+    const movedIn = await events.next(b.id, 'MESSAGE', (e) => e.data.message?.conversation === later);
+    expect(movedIn.data.key.remoteJid).toBe(`${second.number}@s.whatsapp.net`);
+
+    // What the token may not do: the REST refusal, as a tool result; no member's chats or resources.
+    const chats = await call(group, 'list_chats');
+    expect(chats).toMatchObject({ isError: true, structuredContent: { code: 'group_token_send_only', status: 403 } });
+    await expect(group.readResource({ uri: `waygate://instances/${second.id}/chats` })).rejects.toThrow(/own instance/);
+    await expect(group.subscribeResource({ uri: `waygate://instances/${second.id}/chats` })).rejects.toThrow(/own instance/);
+    await expect(group.callTool({ name: 'list_instances', arguments: {} })).rejects.toThrow(/Unknown tool/);
+
+    const unknown = await rawPost({ authorization: `Bearer wgg_${'A'.repeat(43)}` }, listTools);
+    expect(unknown.status).toBe(401);
+  });
+});
+
+describe('MCP with web users (access tokens) by role', () => {
+  const password = 'correct horse battery';
+  let owner: { accessToken: string };
+  let operator: { accessToken: string; user: { email: string } };
+  let viewer: { accessToken: string };
+  const WRITE_TOOLS = ['send_text', 'send_media', 'react', 'mark_read', 'connect_instance', 'pair_with_code', 'create_instance'];
+
+  async function invited(role: string): Promise<{ accessToken: string; user: { email: string } }> {
+    const invitation = await gw.api('POST', '/api/v1/auth/invitations', {
+      headers: { authorization: `Bearer ${owner.accessToken}` },
+      body: { role },
+    });
+    expect(invitation.status).toBe(201);
+    const registered = await gw.api('POST', '/api/v1/auth/register', {
+      body: { email: `${role}-${Date.now()}@example.com`, password, invitation: invitation.body.code },
+    });
+    expect(registered.status).toBe(201);
+    return registered.body;
+  }
+
+  beforeAll(async () => {
+    const first = await gw.api('POST', '/api/v1/auth/register', { body: { email: 'owner-mcp@example.com', password } });
+    expect(first.status).toBe(201);
+    owner = first.body;
+    operator = await invited('operator');
+    viewer = await invited('viewer');
+  });
+
+  it('a viewer gets the read-only tools only; a write tool called anyway is refused with the REST read_only error', async () => {
+    const client = await connect(viewer.accessToken);
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['list_instances', 'list_chats', 'get_chat', 'find_messages', 'wait_for_message']));
+    for (const name of [...WRITE_TOOLS, 'get_qr']) expect(names).not.toContain(name);
+    for (const tool of tools) expect(tool.annotations?.readOnlyHint, tool.name).toBe(true);
+    expect(tools.find((t) => t.name === 'list_chats')!.inputSchema.required).toContain('instanceId');
+
+    const seen = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: b.number, text: 'for the viewer to read' } });
+    expect(seen.status).toBe(200);
+    const instances = await call(client, 'list_instances', { limit: 500 });
+    expect(instances.structuredContent.items.map((i: any) => i.instanceId)).toContain(a.id);
+    const chats = await call(client, 'list_chats', { instanceId: a.id });
+    expect(chats.isError).toBeFalsy();
+    expect(chats.structuredContent.items.map((c: any) => c.chatId)).toContain(`${b.number}@s.whatsapp.net`);
+
+    const text = `a viewer tries ${Date.now()}`;
+    const refused = await call(client, 'send_text', { instanceId: a.id, number: b.number, text });
+    expect(refused).toMatchObject({ isError: true, structuredContent: { code: 'read_only', status: 403 } });
+    expect(refused.content[0].text).toMatch(/may only read/);
+    const create = await call(client, 'create_instance', { instanceName: `viewer-made-${Date.now()}`, network: 'sandbox' });
+    expect(create).toMatchObject({ isError: true, structuredContent: { code: 'read_only' } });
+    const qr = await call(client, 'get_qr', { instanceId: a.id });
+    expect(qr).toMatchObject({ isError: true, structuredContent: { code: 'read_only' } });
+    const stored = await call(client, 'find_messages', { instanceId: a.id, text: 'a viewer tries' });
+    expect(stored.structuredContent.items).toEqual([]);
+    const resource = await client.readResource({ uri: `waygate://instances/${a.id}/chats` });
+    expect(resource.contents[0]!.mimeType).toBe('application/json');
+  });
+
+  it('an operator and an owner get every tool and act on any instance with instanceId', async () => {
+    for (const [role, user] of [
+      ['operator', operator],
+      ['owner', owner],
+    ] as const) {
+      const client = await connect(user.accessToken);
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names, role).toEqual(expect.arrayContaining([...WRITE_TOOLS, 'get_qr', 'list_instances']));
+      const text = `${role} says hi ${Date.now()}`;
+      const sent = await call(client, 'send_text', { instanceId: a.id, number: b.number, text });
+      expect(sent.isError, role).toBeFalsy();
+      const received = await events.next(b.id, 'MESSAGE', (e) => e.data.message?.conversation === text);
+      expect(received.data.key.remoteJid).toBe(`${a.number}@s.whatsapp.net`);
+      const created = await call(client, 'create_instance', { instanceName: `${role}-made-${Date.now()}`, network: 'sandbox' });
+      expect(created.isError, role).toBeFalsy();
+      expect(created.structuredContent.token).toMatch(/^wgt_/);
+    }
+  });
+
+  it("binds a session to the user, not to the access token: the user's next token reaches it, another user's does not", async () => {
+    const client = await connect(operator.accessToken);
+    const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
+    const again = await gw.api('POST', '/api/v1/auth/login', { body: { email: operator.user.email, password } });
+    expect(again.status).toBe(200);
+    expect(again.body.accessToken).not.toBe(operator.accessToken);
+    const ping = { jsonrpc: '2.0', id: 3, method: 'ping' };
+    const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
+    const fresh = await rawPost({ authorization: `Bearer ${again.body.accessToken}`, ...headers }, ping);
+    expect(fresh.status).toBe(200);
+    const stranger = await rawPost({ authorization: `Bearer ${owner.accessToken}`, ...headers }, ping);
+    expect(stranger.status).toBe(404);
+  });
+
+  it('refuses an access token that is forged, or one with no user behind it, with 401', async () => {
+    const [header, payload] = owner.accessToken.split('.');
+    const forged = await rawPost({ authorization: `Bearer ${header}.${payload}.${'A'.repeat(43)}` }, listTools);
+    expect(forged.status).toBe(401);
+    expect(rpcOf(forged.text).error.data.code).toBe('invalid_session');
+    // An access token in `apikey` is not looked at (users send it as Authorization: Bearer).
+    const inApikey = await rawPost({ apikey: owner.accessToken }, listTools);
+    expect(inApikey.status).toBe(401);
+  });
+});
+
 describe('MCP Host/Origin settings', () => {
   const mcp = (env: Record<string, string>) => loadConfig({ DATA_DIR: '/tmp/waygate-mcp-config', ...env }).mcp;
 
@@ -531,6 +687,30 @@ describe('MCP callers', () => {
     await expect(mcpCallerOf('admin-key-0123456789', request, options)).resolves.toMatchObject({ kind: 'admin' });
     await expect(mcpCallerOf('another-token-0123456789abcdef', request, options)).rejects.toMatchObject({ status: 401 });
     await expect(mcpCallerOf(undefined, request, options)).rejects.toMatchObject({ status: 401 });
+  });
+
+  it('a token a resolver knows but refuses on /mcp itself (403) is routed, asked route by route; an access token goes to the user resolvers', async () => {
+    const resolvers = emptyResolvers();
+    resolvers.instance.push((key, asked) => {
+      if (key !== 'wgg_group-token-0123456789') return Promise.resolve(undefined);
+      if (asked.routeOptions.url === '/api/v1/send/text') return Promise.resolve(groupMember);
+      return Promise.reject(errors.groupTokenSendOnly());
+    });
+    resolvers.admin.push((asked) =>
+      Promise.resolve(asked.headers.authorization === 'Bearer a.b.c' ? { id: 'user:7', readOnly: true } : undefined),
+    );
+    const options = { adminKey: 'admin-key-0123456789', resolvers, instances, keys: new AdminActingKeys() };
+    const onMcp = {
+      method: 'POST',
+      routeOptions: { url: '/mcp', method: 'POST' },
+      headers: { authorization: 'Bearer a.b.c' },
+    } as unknown as FastifyRequest;
+    const routed = await mcpCallerOf('wgg_group-token-0123456789', onMcp, options);
+    if (routed.kind !== 'routed') throw new Error(`expected a routed caller, got ${routed.kind}`);
+    await expect(routed.accepts('POST', '/send/text')).resolves.toBe(true);
+    await expect(routed.accepts('GET', '/chat/list')).resolves.toBe(false);
+    await expect(mcpCallerOf('a.b.c', onMcp, options)).resolves.toMatchObject({ kind: 'admin', user: { id: 'user:7', readOnly: true } });
+    await expect(mcpCallerOf('x.y.z', { ...onMcp, headers: {} }, options)).rejects.toMatchObject({ status: 401 });
   });
 
   it('refuses the acting keys an admin uses in process when they come from outside', async () => {

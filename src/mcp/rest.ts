@@ -4,11 +4,26 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { AdminCaller } from '../http/auth.js';
 import type { Instance } from '../instance-registry/service.js';
 import { sameSecret } from '../instance-registry/tokens.js';
 
-/** Who called /mcp: an instance (its token, or a token a resolver accepts) or the admin key. */
-export type Caller = { kind: 'instance'; key: string; instance: Instance } | { kind: 'admin'; key: string };
+/**
+ * Who called /mcp:
+ * - `instance`: an instance token, or a token a credential resolver answers with one instance;
+ * - `admin`: the admin key, or a web user's access token (`user`: its role; viewers only read);
+ * - `routed`: a token a resolver knows but that only some routes take (a failover group's, which
+ *   sends through whichever member serves): `accepts` says which routes, each call lets the route decide.
+ */
+export type Caller =
+  | { kind: 'instance'; key: string; instance: Instance }
+  | { kind: 'admin'; key: string; user?: AdminCaller }
+  | { kind: 'routed'; key: string; accepts: (method: string, path: string) => Promise<boolean> };
+
+/** Viewers: the read-only tools only. */
+export function readOnly(caller: Caller): boolean {
+  return caller.kind === 'admin' && caller.user?.readOnly === true;
+}
 
 export interface RestAnswer {
   status: number;
@@ -73,23 +88,26 @@ export class GatewayRest {
 
   /**
    * Calls a route as the caller. `instanceId` picks the instance an admin caller acts on (instance
-   * routes); admin routes are called with the admin key. Resolves with 2xx answers, throws RestFailure.
+   * routes); admin routes are called with the caller's own credential (the admin key, or a user's
+   * access token, so the REST role rules apply). Resolves with 2xx answers, throws RestFailure.
    */
   async call(
     caller: Caller,
     call: RestCall,
     options: { instanceId?: string; admin?: boolean; remoteAddress?: string } = {},
   ): Promise<RestAnswer> {
-    let key = caller.key;
+    let credential: Record<string, string> = { apikey: caller.key };
     if (caller.kind === 'admin' && !options.admin) {
       if (!options.instanceId) throw new RestFailure(400, 'bad_request', 'instanceId is required with the admin key', undefined);
-      key = this.keys.keyFor(options.instanceId);
+      credential = { apikey: this.keys.keyFor(options.instanceId) };
+    } else if (caller.kind === 'admin' && caller.user) {
+      credential = { authorization: `Bearer ${caller.key}` };
     }
     if (!this.app) throw new Error('MCP REST client used before the app exists');
     const response = await this.app.inject({
       method: call.method,
       url: `/api/v1${call.path}`,
-      headers: { apikey: key, ...(call.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: { ...credential, ...(call.body !== undefined ? { 'content-type': 'application/json' } : {}) },
       ...(call.query ? { query: definedOnly(call.query) } : {}),
       ...(call.body !== undefined ? { payload: JSON.stringify(call.body) } : {}),
       ...(options.remoteAddress ? { remoteAddress: options.remoteAddress } : {}),

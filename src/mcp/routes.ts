@@ -9,6 +9,7 @@ import type { McpConfig } from '../config.js';
 import { AppError, errors } from '../errors.js';
 import type { CredentialResolvers } from '../http/auth.js';
 import type { RoutePlugin } from '../http/types.js';
+import { API_PREFIX } from '../http/versioning.js';
 import type { InstanceService } from '../instance-registry/service.js';
 import { sameSecret } from '../instance-registry/tokens.js';
 import type { AdminActingKeys, Caller } from './rest.js';
@@ -64,9 +65,14 @@ export function checkHostAndOrigin(config: McpConfig, host: string | undefined, 
   if (!allowed) throw errors.mcpOriginRefused(origin);
 }
 
+/** A web user's access token (a JWT: three base64url parts); anything else is never shown to the user resolvers. */
+const ACCESS_TOKEN_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
 /**
- * The caller of a key: the admin key, a token a module's resolver accepts (a failover group's),
- * or an instance token — the same order as the REST auth hook. Bad keys throw the REST errors (401).
+ * The caller of a key, in the REST auth hook's order: the admin key; a token a module's instance
+ * resolver accepts (a failover group's), or knows but refuses on /mcp itself with a 403 (it only
+ * takes some routes: a `routed` caller); an instance token; a web user's access token (the admin
+ * resolvers, with the user's role). Bad keys throw the REST errors (401).
  */
 export async function mcpCallerOf(
   key: string | undefined,
@@ -78,10 +84,47 @@ export async function mcpCallerOf(
   // The module's own acting keys never come from outside.
   if (options.keys.instanceIdOf(key) !== undefined) throw errors.invalidApiKey();
   for (const resolve of options.resolvers.instance) {
-    const instance = await resolve(key, request);
-    if (instance) return { kind: 'instance', key, instance };
+    try {
+      const instance = await resolve(key, request);
+      if (instance) return { kind: 'instance', key, instance };
+    } catch (error) {
+      if (!(error instanceof AppError) || error.status !== 403) throw error;
+      return { kind: 'routed', key, accepts: (method, path) => takesRoute(resolve, key, request, method, path) };
+    }
+  }
+  if (ACCESS_TOKEN_SHAPE.test(key)) {
+    for (const resolve of options.resolvers.admin) {
+      const user = await resolve(request);
+      if (user) return { kind: 'admin', key, user };
+    }
+    throw errors.invalidApiKey();
   }
   return { kind: 'instance', key, instance: await options.instances.authenticate(key) };
+}
+
+/**
+ * Whether a resolver takes the key on an instance route (`GET /chat/list`, a path under /api/v1 as
+ * Fastify names it): asked with this request seen as that route's. A 403 is a no; another refusal
+ * (no group member can serve now) still means the route takes the key.
+ */
+async function takesRoute(
+  resolve: CredentialResolvers['instance'][number],
+  key: string,
+  request: FastifyRequest,
+  method: string,
+  path: string,
+): Promise<boolean> {
+  const url = `${API_PREFIX}${path}`;
+  const asRoute = Object.create(request, {
+    method: { value: method },
+    routeOptions: { value: { ...request.routeOptions, method, url } },
+  }) as FastifyRequest;
+  try {
+    return (await resolve(key, asRoute)) !== undefined;
+  } catch (error) {
+    if (error instanceof AppError && error.status === 403) return false;
+    return error instanceof AppError;
+  }
 }
 
 const JSONRPC_CODE: Record<number, number> = { 400: -32600, 401: -32001, 403: -32003, 404: -32004, 503: -32000 };
@@ -117,7 +160,7 @@ export function mcpRoutes(options: McpRouteOptions): RoutePlugin {
         tags: ['MCP'],
         summary: 'MCP server (Streamable HTTP)',
         description:
-          'The Model Context Protocol endpoint for AI agents (docs/mcp.md). Key: the instance token (tools act on that instance) or the admin key (admin tools; instance tools take `instanceId`), in `apikey` or `Authorization: Bearer`. POST carries JSON-RPC; an `initialize` opens a session (`Mcp-Session-Id` reply header) whose GET stream carries resource updates; other POSTs without a session are answered statelessly; DELETE closes a session. 401 bad key, 403 Host/Origin not allowed (MCP_ALLOWED_HOSTS, MCP_ALLOWED_ORIGINS), 404 unknown session. Not under /api/v1: MCP versions itself at initialisation.',
+          "The Model Context Protocol endpoint for AI agents (docs/mcp.md). Key: the instance token (tools act on that instance), the admin key or a web user's access token (admin tools; instance tools take `instanceId`; viewers get the read-only tools), or a failover-group token (the send tools), in `apikey` or `Authorization: Bearer` (access tokens: Bearer only). POST carries JSON-RPC; an `initialize` opens a session (`Mcp-Session-Id` reply header) whose GET stream carries resource updates; other POSTs without a session are answered statelessly; DELETE closes a session. 401 bad key, 403 Host/Origin not allowed (MCP_ALLOWED_HOSTS, MCP_ALLOWED_ORIGINS), 404 unknown session. Not under /api/v1: MCP versions itself at initialisation.",
         security: [{ apikey: [] }],
       },
       handler: async (request, reply) => {
@@ -158,8 +201,9 @@ export function mcpRoutes(options: McpRouteOptions): RoutePlugin {
         await reply.hijack();
         for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
         reply.raw.setHeader('Access-Control-Expose-Headers', 'Mcp-Session-Id, X-Request-ID');
-        const facts: RequestFacts = { remoteAddress: request.ip };
-        Object.assign(request.raw, { auth: { token: identityOf(caller.key), clientId: caller.kind, scopes: [], extra: { facts } } });
+        // This request's caller (a user's fresh access token, its current role) is the one tools act as.
+        const facts: RequestFacts = { remoteAddress: request.ip, caller };
+        Object.assign(request.raw, { auth: { token: identityOf(caller), clientId: caller.kind, scopes: [], extra: { facts } } });
         try {
           await handle(request.raw, reply.raw);
         } catch (error) {

@@ -32,8 +32,8 @@ import type { CanonicalEvent } from '../network/port.js';
 import { VERSION } from '../version.js';
 import { chatJid, toolError } from './format.js';
 import { PROMPTS, promptMessages, readResource, resourceList, RESOURCE_TEMPLATES, parseResourceUri } from './resources.js';
-import { RestFailure, type Caller, type GatewayRest, type RestCall } from './rest.js';
-import { InstanceIdArgument, TOOLS, type ToolContext, type ToolDefinition } from './tools.js';
+import { readOnly, RestFailure, type Caller, type GatewayRest, type RestCall } from './rest.js';
+import { ANNOTATIONS, InstanceIdArgument, TOOLS, type ToolContext, type ToolDefinition } from './tools.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -45,6 +45,7 @@ const INSTRUCTIONS =
 /** The per-request facts the HTTP layer hands to the handlers (as the transport's authInfo). */
 export interface RequestFacts {
   remoteAddress: string;
+  caller: Caller;
 }
 
 interface Subscription {
@@ -80,9 +81,12 @@ export interface McpServiceOptions {
   embedMaxBytes: number;
 }
 
-/** Who a key is, for binding a session to the key that opened it (never the key itself). */
-export function identityOf(key: string): string {
-  return hashToken(key);
+/**
+ * Who a caller is, for binding a session to whoever opened it (never the key itself): a web user by
+ * their id, so the session outlives the short-lived access token it was opened with; others by key.
+ */
+export function identityOf(caller: Caller): string {
+  return caller.kind === 'admin' && caller.user ? caller.user.id : hashToken(caller.key);
 }
 
 export class McpService {
@@ -122,7 +126,7 @@ export class McpService {
   session(id: string, caller: Caller): McpSession {
     const session = this.sessions.get(id);
     // Another key's session answers like an unknown one: ids are not confirmed to strangers.
-    if (!session || session.identity !== identityOf(caller.key)) throw errors.mcpSessionUnknown();
+    if (!session || session.identity !== identityOf(caller)) throw errors.mcpSessionUnknown();
     session.lastSeen = this.options.now();
     return session;
   }
@@ -146,7 +150,7 @@ export class McpService {
       onsessioninitialized: (id) => {
         this.sessions.set(id, {
           id,
-          identity: identityOf(caller.key),
+          identity: identityOf(caller),
           caller,
           transport,
           server,
@@ -226,8 +230,19 @@ export class McpService {
     }
   }
 
-  private toolsFor(caller: Caller): ToolDefinition[] {
-    return TOOLS.filter((tool) => caller.kind === 'admin' || !tool.adminOnly);
+  /**
+   * Whether a caller gets a tool: admin tools for the admin key and users; viewers the read-only
+   * ones (not the QR, which links a phone); a routed token the tools whose every route takes it.
+   */
+  private async mayUse(tool: ToolDefinition, caller: Caller): Promise<boolean> {
+    if (tool.adminOnly && caller.kind !== 'admin') return false;
+    if (readOnly(caller) && (tool.effect !== 'read' || tool.linksPhone)) return false;
+    if (caller.kind !== 'routed') return true;
+    for (const route of tool.routes) {
+      const [method = 'GET', path = '/'] = route.split(' ');
+      if (!(await caller.accepts(method, path))) return false;
+    }
+    return true;
   }
 
   /** The input schema a caller sees: the admin key adds a required `instanceId` to instance tools. */
@@ -246,7 +261,12 @@ export class McpService {
     return validate;
   }
 
-  private buildServer(caller: Caller, subscriptions: Map<string, Subscription> | undefined): Server {
+  /**
+   * A server for whoever opened the session (or sent the stateless request). Each request acts as
+   * its own caller (the HTTP layer's facts): the same key, or for a user the same person with a
+   * fresh access token and their current role.
+   */
+  private buildServer(opener: Caller, subscriptions: Map<string, Subscription> | undefined): Server {
     const server = new Server(
       { name: 'waygate', title: 'Waygate (WhatsApp gateway)', version: VERSION },
       {
@@ -259,36 +279,52 @@ export class McpService {
       },
     );
     const rest = this.options.rest;
+    type Extra = { authInfo?: { extra?: Record<string, unknown> } };
+    const factsOf = (extra: Extra) => extra.authInfo?.extra?.facts as RequestFacts | undefined;
+    const callerOf = (extra: Extra) => factsOf(extra)?.caller ?? opener;
+    const ownInstanceOf = (caller: Caller) => (caller.kind === 'instance' ? caller.instance.id : undefined);
     const restAs =
-      (facts: RequestFacts | undefined, instanceId: string | undefined) =>
-      (call: RestCall, options: { admin?: boolean } = {}) =>
-        rest
-          .call(caller, call, {
+      (extra: Extra, instanceId: string | undefined) =>
+      (call: RestCall, options: { admin?: boolean } = {}) => {
+        const facts = factsOf(extra);
+        return rest
+          .call(callerOf(extra), call, {
             ...options,
             ...(instanceId ? { instanceId } : {}),
             ...(facts ? { remoteAddress: facts.remoteAddress } : {}),
           })
           .then((answer) => answer.body);
-    const factsOf = (extra: { authInfo?: { extra?: Record<string, unknown> } }) => extra.authInfo?.extra?.facts as RequestFacts | undefined;
-    const ownInstance = caller.kind === 'instance' ? caller.instance.id : undefined;
+      };
 
-    server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: this.toolsFor(caller).map((tool): Tool => ({
-        name: tool.name,
-        title: tool.title,
-        description: tool.description,
-        inputSchema: JSON.parse(JSON.stringify(this.inputOf(tool, caller))) as Tool['inputSchema'],
-        annotations: { title: tool.title, ...tool.annotations },
-      })),
-    }));
+    server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+      const caller = callerOf(extra);
+      const tools: Tool[] = [];
+      for (const tool of TOOLS) {
+        if (!(await this.mayUse(tool, caller))) continue;
+        tools.push({
+          name: tool.name,
+          title: tool.title,
+          description: tool.description,
+          inputSchema: JSON.parse(JSON.stringify(this.inputOf(tool, caller))) as Tool['inputSchema'],
+          annotations: { title: tool.title, ...ANNOTATIONS[tool.effect] },
+        });
+      }
+      return { tools };
+    });
 
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-      const tool = this.toolsFor(caller).find((t) => t.name === request.params.name);
+      const caller = callerOf(extra);
+      const tool = TOOLS.find((t) => t.name === request.params.name && (caller.kind === 'admin' || !t.adminOnly));
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      // A viewer calling a tool it was not given: the REST API's answer to a viewer's write.
+      if (!(await this.mayUse(tool, caller)) && readOnly(caller)) {
+        const refusal = errors.readOnlyCaller();
+        return toolError(refusal.message, { code: refusal.code, status: refusal.status });
+      }
       const args = structuredClone<Record<string, unknown>>(request.params.arguments ?? {});
       const validate = this.validator(tool, caller);
       if (!validate(args)) return toolError(`invalid arguments: ${describe(validate.errors)}`, { code: 'bad_request', status: 400 });
-      let instanceId = ownInstance;
+      let instanceId = ownInstanceOf(caller);
       if (caller.kind === 'admin' && !tool.adminOnly) {
         instanceId = String(args.instanceId);
         delete args.instanceId;
@@ -296,7 +332,7 @@ export class McpService {
       const context: ToolContext = {
         caller,
         instanceId,
-        rest: restAs(factsOf(extra), instanceId),
+        rest: restAs(extra, instanceId),
         nextMessage: (id, chat, timeoutMs, signal) => this.nextMessage(id, chat, timeoutMs, signal),
         signal: extra.signal,
         progress: (progress, total, message) => {
@@ -319,10 +355,11 @@ export class McpService {
       }
     });
 
-    const resourceRest = (extra: { authInfo?: { extra?: Record<string, unknown> } }, instanceId: string) => {
-      if (caller.kind === 'instance' && instanceId !== ownInstance)
+    const resourceRest = (extra: Extra, instanceId: string) => {
+      const caller = callerOf(extra);
+      if (caller.kind !== 'admin' && instanceId !== ownInstanceOf(caller))
         throw new McpError(ErrorCode.InvalidParams, 'this key reaches its own instance only');
-      return restAs(factsOf(extra), caller.kind === 'admin' ? instanceId : undefined);
+      return restAs(extra, caller.kind === 'admin' ? instanceId : undefined);
     };
     const failureAsMcp = (error: unknown): never => {
       if (error instanceof RestFailure)
@@ -331,8 +368,8 @@ export class McpService {
     };
 
     server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
-      const call = restAs(factsOf(extra), undefined);
-      return { resources: await resourceList(caller, ownInstance, call).catch(failureAsMcp) };
+      const caller = callerOf(extra);
+      return { resources: await resourceList(caller, ownInstanceOf(caller), restAs(extra, undefined)).catch(failureAsMcp) };
     });
     server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
     server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
@@ -342,14 +379,15 @@ export class McpService {
       return { contents };
     });
     if (subscriptions) {
-      server.setRequestHandler(SubscribeRequestSchema, (request) => {
+      server.setRequestHandler(SubscribeRequestSchema, (request, extra) => {
+        const caller = callerOf(extra);
         const target = parseResourceUri(request.params.uri);
         if (!target || target.kind === 'media')
           throw new McpError(
             ErrorCode.InvalidParams,
             `cannot subscribe to ${request.params.uri}: subscribe to a chat list or a chat's messages`,
           );
-        if (caller.kind === 'instance' && target.instanceId !== ownInstance)
+        if (caller.kind !== 'admin' && target.instanceId !== ownInstanceOf(caller))
           throw new McpError(ErrorCode.InvalidParams, 'this key reaches its own instance only');
         subscriptions.set(request.params.uri, {
           instanceId: target.instanceId,
@@ -363,19 +401,24 @@ export class McpService {
       });
     }
 
-    server.setRequestHandler(ListPromptsRequestSchema, () => ({
+    server.setRequestHandler(ListPromptsRequestSchema, (_request, extra) => ({
       prompts: PROMPTS.map((prompt) => ({
         ...prompt,
         arguments:
-          caller.kind === 'admin'
+          callerOf(extra).kind === 'admin'
             ? [{ name: 'instanceId', description: 'The instance whose chat it is.', required: true }, ...prompt.arguments]
             : prompt.arguments,
       })),
     }));
     server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+      const caller = callerOf(extra);
       const args = request.params.arguments ?? {};
-      const instanceId = caller.kind === 'admin' ? args.instanceId : ownInstance;
-      if (!instanceId) throw new McpError(ErrorCode.InvalidParams, 'instanceId is required with the admin key');
+      const instanceId = caller.kind === 'admin' ? args.instanceId : ownInstanceOf(caller);
+      if (!instanceId)
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          caller.kind === 'admin' ? 'instanceId is required with the admin key' : 'this key reads no chats',
+        );
       return promptMessages(request.params.name, args, resourceRest(extra, instanceId)).catch(failureAsMcp);
     });
     return server;

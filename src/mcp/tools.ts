@@ -1,7 +1,8 @@
 /**
  * The MCP tools. Each input schema is the REST route's own TypeBox schema where a tool maps to one
  * route (so the model sees exactly what the API validates), and each tool acts through the REST
- * route in process (rest.ts). With the admin key, instance tools take an extra `instanceId`.
+ * route in process (rest.ts). With the admin key (or a web user's token), instance tools take an
+ * extra `instanceId`. One-route tools are rows of routeTool/sendTool; the others say their routes.
  */
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { Type, type TObject, type TSchema } from 'typebox';
@@ -18,7 +19,7 @@ export interface ToolContext {
   caller: Caller;
   /** The instance the tool acts on (the caller's own, or the `instanceId` argument of an admin). */
   instanceId: string | undefined;
-  /** Calls a REST route as the caller; `admin` routes with the admin key. Throws RestFailure on 4xx/5xx. */
+  /** Calls a REST route as the caller; `admin` routes with its admin credential. Throws RestFailure on 4xx/5xx. */
   rest(call: RestCall, options?: { admin?: boolean }): Promise<unknown>;
   /** Resolves with the next incoming MESSAGE event data of the instance (and chat), or undefined at the deadline. */
   nextMessage(
@@ -35,24 +36,38 @@ export interface ToolContext {
   embedMaxBytes: number;
 }
 
+/** What a tool does to the world; it gives the tool its annotations and decides who may call it. */
+export type Effect = 'read' | 'send' | 'set' | 'create';
+
+export const ANNOTATIONS: Record<Effect, ToolAnnotations> = {
+  read: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  /** Sends reach other people: not idempotent (a retry sends twice), not destructive. */
+  send: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  /** State changes that converge (mark read, react, typing, connect). */
+  set: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  /** Something new inside the gateway (an instance). */
+  create: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+};
+
+/** A REST route under /api/v1 as Fastify names it: `GET /chat/list`, `GET /message/download/:messageId/base64`. */
+type Route = `${'GET' | 'POST'} /${string}`;
+
 export interface ToolDefinition {
   name: string;
   title: string;
   /** One line, written for a model. */
   description: string;
   input: TObject;
-  annotations: ToolAnnotations;
-  /** Only listed for the admin key; acts on no particular instance. */
+  effect: Effect;
+  /** The REST routes it calls: a key that one of them refuses (a failover-group token) is not given the tool. */
+  routes: Route[];
+  /** Only for the admin key and users; acts on no particular instance. */
   adminOnly?: boolean;
+  /** Gives what links a phone to the instance (the QR): owners and operators only. */
+  linksPhone?: boolean;
   // The arguments were validated against `input` before the call.
   run(args: any, context: ToolContext): Promise<CallToolResult>;
 }
-
-const READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-/** Sends reach other people: not idempotent (a retry sends twice), not destructive. */
-const SEND: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
-/** State changes that converge (mark read, react, typing). */
-const SET: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true };
 
 type Json = Record<string, unknown>;
 type Page = { items: Json[]; total: number; offset: number; limit: number };
@@ -73,10 +88,50 @@ function chatLine(chat: Json): string {
   return `- ${show(chat.name ?? chat.chatId)} [${show(chat.chatId)}] (${show(chat.kind)})${unread}${last}`;
 }
 
-function sent(reply: Json, what: string): CallToolResult {
-  const key = (reply.key ?? {}) as Json;
-  return okJson(reply, `${what} ${show(reply.status ?? 'SENT')} to ${show(key.remoteJid)}, id ${show(key.id)}.`);
+/** A send's answer: status, recipient and message id; its JSON names the instance that sent it (a group's serving member). */
+const sentAs =
+  (what: string) =>
+  (reply: Json): CallToolResult => {
+    const key = (reply.key ?? {}) as Json;
+    return okJson(reply, `${what} ${show(reply.status ?? 'SENT')} to ${show(key.remoteJid)}, id ${show(key.id)}.`);
+  };
+
+/** A page of a list route, one line an item. */
+const listed =
+  (what: string, line: (item: Json) => string) =>
+  (page: Page): CallToolResult =>
+    ok(pageText(page, what, line), page);
+
+/** A small answer as its JSON behind a line that says what happened. */
+const told =
+  (lead: (reply: Json) => string) =>
+  (reply: Json): CallToolResult =>
+    okJson(reply, lead(reply));
+
+/**
+ * A tool that is one REST route: its arguments are the route's query (GET) or body (POST), checked
+ * against the route's own schema; `answer` turns the route's answer into the tool result.
+ */
+function routeTool(
+  spec: Omit<ToolDefinition, 'routes' | 'run'> & { route: Route; answer: (reply: any) => CallToolResult },
+): ToolDefinition {
+  const { route, answer, ...tool } = spec;
+  const [method, path] = route.split(' ') as ['GET' | 'POST', string];
+  return {
+    ...tool,
+    routes: [route],
+    async run(args, context) {
+      const call = method === 'GET' ? get(path, args) : post(path, args);
+      return answer(await context.rest(call, { admin: tool.adminOnly === true }));
+    },
+  };
 }
+
+/** A send route: it answers the sent message. */
+const sendTool = (name: string, title: string, description: string, path: `/${string}`, input: TObject, what: string) =>
+  routeTool({ name, title, description, input, effect: 'send', route: `POST ${path}`, answer: sentAs(what) });
+
+const NoArguments = Type.Object({}, { additionalProperties: false });
 
 /** How often a blocked wait_for_message reports progress. */
 const HEARTBEAT_MS = 5000;
@@ -85,28 +140,24 @@ const Limit = (fallback: number, max: number, description: string) =>
   Type.Integer({ minimum: 1, maximum: max, default: fallback, description });
 
 export const TOOLS: ToolDefinition[] = [
-  {
+  routeTool({
     name: 'list_chats',
     title: 'List chats',
     description: 'List the WhatsApp chats of the instance, most recent first, with unread counts and the last message.',
     input: ListQuery,
-    annotations: READ,
-    async run(args, context) {
-      const page = (await context.rest(get('/chat/list', args))) as Page;
-      return ok(pageText(page, 'chats', chatLine), page);
-    },
-  },
-  {
+    effect: 'read',
+    route: 'GET /chat/list',
+    answer: listed('chats', chatLine),
+  }),
+  routeTool({
     name: 'search_chats',
     title: 'Search chats',
     description: 'Find chats whose name, number or message text contains the query (case-insensitive).',
     input: SearchQuery,
-    annotations: READ,
-    async run(args, context) {
-      const page = (await context.rest(get('/chat/search', args))) as Page;
-      return ok(pageText(page, 'chats found', chatLine), page);
-    },
-  },
+    effect: 'read',
+    route: 'GET /chat/search',
+    answer: listed('chats found', chatLine),
+  }),
   {
     name: 'get_chat',
     title: 'Read a chat',
@@ -130,7 +181,8 @@ export const TOOLS: ToolDefinition[] = [
       },
       { additionalProperties: false },
     ),
-    annotations: READ,
+    effect: 'read',
+    routes: ['GET /chat/info', 'GET /message/find'],
     async run(args: { chatId: string; limit: number; before?: number; skip: number }, context) {
       const chat = (await context.rest(get('/chat/info', { chatId: args.chatId }))) as Json;
       const query = {
@@ -169,7 +221,8 @@ export const TOOLS: ToolDefinition[] = [
       },
       { additionalProperties: false },
     ),
-    annotations: READ,
+    effect: 'read',
+    routes: ['GET /message/find'],
     async run(args: { chatId: string; messageId: string; before: number; after: number }, context) {
       const found = (await context.rest(get('/message/find', { chatId: args.chatId, messageId: args.messageId, limit: 1 }))) as Page;
       const target = found.items[0];
@@ -201,20 +254,15 @@ export const TOOLS: ToolDefinition[] = [
       return ok(text, { message: target, messages });
     },
   },
-  {
+  routeTool({
     name: 'find_messages',
     title: 'Find messages',
     description: 'Search stored messages by text, chat, direction and time range (Unix seconds), newest first.',
     input: FindQuery,
-    annotations: READ,
-    async run(args, context) {
-      const page = (await context.rest(get('/message/find', args))) as Page;
-      return ok(
-        pageText(page, 'messages found', (m) => `- ${show((m.key as Json).remoteJid)}  ${lineOf(m)}`),
-        page,
-      );
-    },
-  },
+    effect: 'read',
+    route: 'GET /message/find',
+    answer: listed('messages found', (m) => `- ${show((m.key as Json).remoteJid)}  ${lineOf(m)}`),
+  }),
   {
     name: 'search_contacts',
     title: 'Search contacts',
@@ -231,7 +279,8 @@ export const TOOLS: ToolDefinition[] = [
       },
       { additionalProperties: false },
     ),
-    annotations: READ,
+    effect: 'read',
+    routes: ['GET /user/contacts'],
     async run(args: { query: string; limit: number }, context) {
       const query = args.query.trim().toLowerCase();
       const digits = query.replace(/[^0-9]/g, '');
@@ -261,118 +310,94 @@ export const TOOLS: ToolDefinition[] = [
       return ok(text, { items: matches });
     },
   },
-  {
-    name: 'send_text',
-    title: 'Send a text',
-    description: 'Send a text message to a number or group; set `quoted.id` to reply to a message.',
-    input: SendTextBody,
-    annotations: SEND,
-    async run(args, context) {
-      return sent((await context.rest(post('/send/text', args))) as Json, 'Text');
-    },
-  },
-  {
-    name: 'send_media',
-    title: 'Send media',
-    description: 'Send an image, video, audio (or voice note) or document given by https URL or base64, with an optional caption.',
-    input: SendMediaBody,
-    annotations: SEND,
-    async run(args, context) {
-      return sent((await context.rest(post('/send/media', args))) as Json, 'Media');
-    },
-  },
-  {
-    name: 'send_location',
-    title: 'Send a location',
-    description: 'Send a map location (latitude, longitude, optional place name and address).',
-    input: SendLocationBody,
-    annotations: SEND,
-    async run(args, context) {
-      return sent((await context.rest(post('/send/location', args))) as Json, 'Location');
-    },
-  },
-  {
-    name: 'send_contact',
-    title: 'Send contact cards',
-    description: 'Send one or more contact cards (name and phone numbers).',
-    input: SendContactBody,
-    annotations: SEND,
-    async run(args, context) {
-      return sent((await context.rest(post('/send/contact', args))) as Json, 'Contact card');
-    },
-  },
-  {
-    name: 'send_poll',
-    title: 'Send a poll',
-    description: 'Send a poll with a question and 2 to 12 options.',
-    input: SendPollBody,
-    annotations: SEND,
-    async run(args, context) {
-      return sent((await context.rest(post('/send/poll', args))) as Json, 'Poll');
-    },
-  },
-  {
+  sendTool(
+    'send_text',
+    'Send a text',
+    'Send a text message to a number or group; set `quoted.id` to reply to a message.',
+    '/send/text',
+    SendTextBody,
+    'Text',
+  ),
+  sendTool(
+    'send_media',
+    'Send media',
+    'Send an image, video, audio (or voice note) or document given by https URL or base64, with an optional caption.',
+    '/send/media',
+    SendMediaBody,
+    'Media',
+  ),
+  sendTool(
+    'send_location',
+    'Send a location',
+    'Send a map location (latitude, longitude, optional place name and address).',
+    '/send/location',
+    SendLocationBody,
+    'Location',
+  ),
+  sendTool(
+    'send_contact',
+    'Send contact cards',
+    'Send one or more contact cards (name and phone numbers).',
+    '/send/contact',
+    SendContactBody,
+    'Contact card',
+  ),
+  sendTool('send_poll', 'Send a poll', 'Send a poll with a question and 2 to 12 options.', '/send/poll', SendPollBody, 'Poll'),
+  routeTool({
     name: 'react',
     title: 'React to a message',
     description: 'React to a message with one emoji; an empty emoji removes the reaction.',
     input: ReactBody,
-    annotations: SET,
-    async run(args, context) {
-      return sent((await context.rest(post('/message/react', args))) as Json, 'Reaction');
-    },
-  },
-  {
+    effect: 'set',
+    route: 'POST /message/react',
+    answer: sentAs('Reaction'),
+  }),
+  routeTool({
     name: 'mark_read',
     title: 'Mark messages read',
     description: 'Mark received messages of a chat as read (blue ticks, as the privacy settings allow).',
     input: ReadBody,
-    annotations: SET,
-    async run(args, context) {
-      return okJson((await context.rest(post('/message/read', args))) as Json, 'Marked read.');
-    },
-  },
-  {
+    effect: 'set',
+    route: 'POST /message/read',
+    answer: told(() => 'Marked read.'),
+  }),
+  routeTool({
     name: 'send_typing',
     title: 'Show typing',
     description: 'Show "typing…" or "recording audio…" in a chat (or stop it with `paused`), optionally for a fixed time.',
     input: PresenceBody,
-    annotations: SET,
-    async run(args, context) {
-      return okJson((await context.rest(post('/message/presence', args))) as Json, 'Presence sent.');
-    },
-  },
-  {
+    effect: 'set',
+    route: 'POST /message/presence',
+    answer: told(() => 'Presence sent.'),
+  }),
+  routeTool({
     name: 'list_groups',
     title: 'List groups',
     description: 'List the groups the instance is in, with subjects and participants.',
     input: PagingQuery,
-    annotations: READ,
-    async run(args, context) {
-      const page = (await context.rest(get('/group/list', args))) as Page;
-      return ok(
-        pageText(page, 'groups', (g) => `- ${show(g.subject)} [${show(g.groupId)}] · ${show(g.size)} participants`),
-        page,
-      );
-    },
-  },
-  {
+    effect: 'read',
+    route: 'GET /group/list',
+    answer: listed('groups', (g) => `- ${show(g.subject)} [${show(g.groupId)}] · ${show(g.size)} participants`),
+  }),
+  routeTool({
     name: 'get_group',
     title: 'Group info',
     description: 'Read a group: subject, description, settings and participants with their roles.',
     input: GroupQuery,
-    annotations: READ,
-    async run(args, context) {
-      const group = (await context.rest(get('/group/info', args))) as Json;
+    effect: 'read',
+    route: 'GET /group/info',
+    answer: (group: Json) => {
       const participants = (group.participants as Json[]).map((p) => `- ${show(p.number)} (${show(p.role)})`).join('\n');
       return ok(`${show(group.subject)} [${show(group.groupId)}]\n${show(group.description ?? '')}\nParticipants:\n${participants}`, group);
     },
-  },
+  }),
   {
     name: 'download_media',
     title: 'Download media',
     description: 'Get the image, audio, video or document of a message as MCP content (images and audio inline).',
     input: Type.Object({ messageId: MessageId }, { additionalProperties: false }),
-    annotations: READ,
+    effect: 'read',
+    routes: ['GET /message/find', 'GET /message/download/:messageId/base64'],
     async run(args: { messageId: string }, context) {
       const found = (await context.rest(get('/message/find', { messageId: args.messageId, limit: 1 }))) as Page;
       const media = found.items[0]?.media as Json | undefined;
@@ -434,7 +459,8 @@ export const TOOLS: ToolDefinition[] = [
       },
       { additionalProperties: false },
     ),
-    annotations: READ,
+    effect: 'read',
+    routes: ['GET /message/find'],
     async run(args: { chatId?: string; timeoutSeconds: number; afterMessageId?: string }, context) {
       const instanceId = context.instanceId;
       if (!instanceId) return toolNotFound('no instance to wait on');
@@ -478,23 +504,22 @@ export const TOOLS: ToolDefinition[] = [
       }
     },
   },
-  {
+  routeTool({
     name: 'get_instance_status',
     title: 'Instance status',
     description: 'Read the connection status and phone number of the instance.',
-    input: Type.Object({}, { additionalProperties: false }),
-    annotations: READ,
-    async run(_args, context) {
-      const status = (await context.rest(get('/instance/status'))) as Json;
-      return okJson(status, `Instance is ${show(status.status)}${status.number ? ` as ${show(status.number)}` : ''}.`);
-    },
-  },
+    input: NoArguments,
+    effect: 'read',
+    route: 'GET /instance/status',
+    answer: told((status) => `Instance is ${show(status.status)}${status.number ? ` as ${show(status.number)}` : ''}.`),
+  }),
   {
     name: 'connect_instance',
     title: 'Connect the instance',
     description: 'Start connecting the instance to WhatsApp; then link it with get_qr (scan) or pair_with_code.',
-    input: Type.Object({}, { additionalProperties: false }),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    input: NoArguments,
+    effect: 'set',
+    routes: ['POST /instance/connect'],
     async run(_args, context) {
       const reply = (await context.rest(post('/instance/connect', undefined))) as Json;
       const { qrcode: _qr, ...rest } = reply;
@@ -505,8 +530,11 @@ export const TOOLS: ToolDefinition[] = [
     name: 'get_qr',
     title: 'QR code',
     description: 'Get the current QR code to link the instance (scan it in WhatsApp > Linked devices) as an image.',
-    input: Type.Object({}, { additionalProperties: false }),
-    annotations: READ,
+    input: NoArguments,
+    effect: 'read',
+    routes: ['GET /instance/qr'],
+    // Scanning it links a phone to the instance: not for read-only users, though it changes nothing.
+    linksPhone: true,
     async run(_args, context) {
       const qr = (await context.rest(get('/instance/qr'))) as Json;
       return {
@@ -518,51 +546,41 @@ export const TOOLS: ToolDefinition[] = [
       };
     },
   },
-  {
+  routeTool({
     name: 'pair_with_code',
     title: 'Pairing code',
     description:
       'Get an 8-digit code to link the instance by phone number instead of a QR (WhatsApp > Linked devices > Link with phone number).',
     input: PairBody,
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    async run(args, context) {
-      const reply = (await context.rest(post('/instance/pair', args))) as Json;
-      return okJson(reply, `Pairing code ${show(reply.pairingCode)} for ${show(reply.number)}.`);
-    },
-  },
-  // ---- admin key only ----
-  {
+    effect: 'send',
+    route: 'POST /instance/pair',
+    answer: told((reply) => `Pairing code ${show(reply.pairingCode)} for ${show(reply.number)}.`),
+  }),
+  // ---- admin key and users only ----
+  routeTool({
     name: 'list_instances',
     title: 'List instances',
     description: 'List every instance of the gateway with its status and number (admin).',
     input: PagingQuery,
-    annotations: READ,
+    effect: 'read',
     adminOnly: true,
-    async run(args, context) {
-      const page = (await context.rest(get('/instance/all', args), { admin: true })) as Page;
-      return ok(
-        pageText(
-          page,
-          'instances',
-          (i) =>
-            `- ${show(i.instanceName)} [${show(i.instanceId)}] ${show(i.network)} ${show(i.status)}${i.number ? ` ${show(i.number)}` : ''}`,
-        ),
-        page,
-      );
-    },
-  },
-  {
+    route: 'GET /instance/all',
+    answer: listed(
+      'instances',
+      (i) =>
+        `- ${show(i.instanceName)} [${show(i.instanceId)}] ${show(i.network)} ${show(i.status)}${i.number ? ` ${show(i.number)}` : ''}`,
+    ),
+  }),
+  routeTool({
     name: 'create_instance',
     title: 'Create an instance',
     description: 'Create a new instance (one WhatsApp number, or a sandbox one); the answer holds its token (admin).',
     input: CreateBody,
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    effect: 'create',
     adminOnly: true,
-    async run(args, context) {
-      const reply = (await context.rest(post('/instance/create', args), { admin: true })) as Json;
-      return okJson(reply, `Created ${show(reply.instanceName)} [${show(reply.instanceId)}]; connect it with connect_instance.`);
-    },
-  },
+    route: 'POST /instance/create',
+    answer: told((reply) => `Created ${show(reply.instanceName)} [${show(reply.instanceId)}]; connect it with connect_instance.`),
+  }),
 ];
 
 function toolNotFound(message: string): CallToolResult {

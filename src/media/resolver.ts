@@ -12,7 +12,11 @@ import type { MediaPayload, SendableMediaType } from '../network/port.js';
 import type { MediaFetcher } from './fetch.js';
 import { imageInfo, toJpegThumbnail, toStickerWebp } from './image.js';
 
-export type MediaSource = { url: string; mimetype?: string; filename?: string } | { base64: string; mimetype?: string; filename?: string };
+export type MediaSource =
+  | { url: string; mimetype?: string; filename?: string }
+  | { base64: string; mimetype?: string; filename?: string }
+  /** A file part of a multipart/form-data request, already read within the size limit. */
+  | { upload: Buffer; mimetype?: string; filename?: string };
 
 /** What a size limit applies to; each has a MEDIA_MAX_<KIND>_BYTES setting. */
 export type SizeKind = keyof MediaConfig['maxBytes'];
@@ -191,7 +195,11 @@ export class MediaResolver {
     const max = this.limit(kind);
     let data: Buffer;
     let hint = source.mimetype;
-    if ('url' in source) {
+    if ('upload' in source) {
+      data = source.upload;
+      if (data.length > max)
+        throw errors.mediaTooLarge(`${field} is ${data.length} bytes; the limit for ${kind} is ${max} bytes (${envName(kind)})`);
+    } else if ('url' in source) {
       const fetched = await this.fetcher.fetch(source.url, max, field, envName(kind));
       data = fetched.data;
       hint ??= fetched.contentType?.split(';')[0]?.trim();

@@ -9,6 +9,7 @@ import { AppError, errors } from '../errors.js';
 import type { Instance, InstanceService } from '../instance-registry/service.js';
 import { withArticle, type MediaResolver, type MediaSource } from '../media/resolver.js';
 import type { MediaStore } from '../media/store.js';
+import { takeUpload } from '../media/upload.js';
 import type {
   Addressed,
   CarouselCard,
@@ -30,9 +31,15 @@ import { contactCards } from './vcard.js';
 type MediaBody = Static<typeof S.MediaInput>;
 type ButtonBody = Static<typeof S.Button>;
 
-/** Exactly one of `url` and `base64`, as the resolver takes it. */
+/** Exactly one of `url`, `base64` or an uploaded file (multipart), as the resolver takes it. */
 export function mediaSource(body: MediaBody, field: string): MediaSource {
   const extras = { ...(body.mimetype ? { mimetype: body.mimetype } : {}), ...(body.filename ? { filename: body.filename } : {}) };
+  const upload = takeUpload(body);
+  if (upload !== undefined) {
+    if (body.url !== undefined || body.base64 !== undefined)
+      throw errors.invalidMedia(`${field} is an uploaded file; leave out url and base64`);
+    return { upload, ...extras };
+  }
   if (body.url !== undefined && body.base64 === undefined) return { url: body.url, ...extras };
   if (body.base64 !== undefined && body.url === undefined) {
     // Moved, not copied: once the resolver has decoded it, nothing holds the (large) text any more.
@@ -40,7 +47,7 @@ export function mediaSource(body: MediaBody, field: string): MediaSource {
     body.base64 = undefined;
     return { base64, ...extras };
   }
-  throw errors.invalidMedia(`${field} must have exactly one of url or base64`);
+  throw errors.invalidMedia(`${field} must have exactly one of url or base64 (or be a file of a multipart/form-data request)`);
 }
 
 function buttons(list: ButtonBody[], field: string): MessageButton[] {

@@ -16,7 +16,7 @@ export const sendingModule: ModuleFactory = (deps) => {
   );
   return {
     name: 'sending',
-    routes: [sendRoutes(deps.sending, batches, deps.config.media.bodyLimitBytes, deps.mediaAdmission), messageRoutes(deps.sending)],
+    routes: [sendRoutes(deps.sending, batches, deps.config.media, deps.mediaAdmission), messageRoutes(deps.sending)],
     // Unfinished batches carry on where they stopped.
     start: () => batches.resume(),
     stop: () => batches.stop(),

@@ -1,12 +1,22 @@
 /** /send routes (every message kind, batches, status posts) and /message media routes. HTTP only. */
-import { Type } from 'typebox';
-import { errorResponses, INSTANCE } from '../http/schemas.js';
+import multipart from '@fastify/multipart';
+import { Type, type Static, type TSchema } from 'typebox';
+import type { MediaConfig } from '../config.js';
+import { errorResponses, INSTANCE, validatedAs } from '../http/schemas.js';
 import { callerInstance, type RoutePlugin } from '../http/types.js';
 import type { BatchService } from './batch.js';
 import * as S from '../outgoing/schema.js';
 import type { MessagingService } from '../outgoing/service.js';
 import { errors } from '../errors.js';
 import type { MediaAdmission } from '../media/admission.js';
+import { formBody, formSchema, type FormSpec } from './multipart.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A route that also takes multipart/form-data (sending/multipart.ts). */
+    form?: FormSpec;
+  }
+}
 
 const tags = ['send'];
 const instance = { access: 'instance' as const };
@@ -14,16 +24,60 @@ const instance = { access: 'instance' as const };
 const COMMON =
   'Common fields: `number` (recipient digits, or a group id `<id>@g.us` the instance is in), `quoted: {id}` (reply to a message from this instance\'s message store; 404 when unknown), `mentions` (numbers), `delayMs` (shows "typing…" first). The reply carries the message `key`; a SEND_MESSAGE event follows, and the recipient gets a MESSAGE.';
 const MEDIA =
-  'Media is `{url}` (https; fetched by the gateway within MEDIA_FETCH_TIMEOUT_MS; private/loopback addresses refused unless MEDIA_ALLOW_PRIVATE_URLS) or `{base64}`, with optional `filename` and `mimetype` (a hint only: the type is sniffed from the bytes). Bodies may be up to MEDIA_BODY_LIMIT_BYTES.';
+  'Media is `{url}` (https; fetched by the gateway within MEDIA_FETCH_TIMEOUT_MS; private/loopback addresses refused unless MEDIA_ALLOW_PRIVATE_URLS) or `{base64}`, with optional `filename` and `mimetype` (a hint only: the type is sniffed from the bytes), or a file of a multipart/form-data body. Bodies may be up to MEDIA_BODY_LIMIT_BYTES.';
+const FORM =
+  "Also takes `multipart/form-data`: the same fields as text (objects and lists as JSON text), and the media as a file in the field named after its place in the JSON body; the part's file name and type act as `filename` and `mimetype`. A file is read as it arrives and refused with 413 `media_too_large` once it passes the largest cap its field takes; 400 `invalid_multipart` for a malformed form, a field given twice, a JSON field that is not JSON or a file in a field that takes none.";
+
+/** Media routes take JSON or a multipart form, both validated by the JSON schema. */
+function mediaBody(spec: FormSpec) {
+  return {
+    content: {
+      'application/json': { schema: spec.body },
+      'multipart/form-data': { schema: validatedAs(formSchema(spec), spec.body) },
+    },
+  };
+}
+
+/** The body of a route whose schema is `mediaBody`: validated against `schema` for both content types. */
+function bodyOf<T extends TSchema>(request: { body: unknown }, _schema: T): Static<T> {
+  return request.body as Static<T>;
+}
 
 export function sendRoutes(
   messaging: MessagingService,
   batches: BatchService,
-  mediaBodyLimit: number,
+  mediaConfig: Pick<MediaConfig, 'bodyLimitBytes' | 'maxBytes'>,
   admission?: MediaAdmission,
 ): RoutePlugin {
+  const mediaBodyLimit = mediaConfig.bodyLimitBytes;
+  const caps = mediaConfig.maxBytes;
+  /** A media route: its form's file fields and the largest file each may be (the resolver applies the kind's own cap). */
+  const form = (body: TSchema, files: string[], fileBytes: number) => {
+    const spec: FormSpec = { body, files, fileBytes: Math.min(fileBytes, mediaBodyLimit), totalBytes: mediaBodyLimit };
+    return { config: { ...instance, mediaBody: true, form: spec }, bodyLimit: mediaBodyLimit, body: mediaBody(spec) };
+  };
+  const forms = {
+    media: form(S.SendMediaBody, ['media'], Math.max(caps.image, caps.video, caps.audio, caps.document)),
+    link: form(S.SendLinkBody, ['thumbnail'], caps.image),
+    button: form(S.SendButtonBody, ['media'], Math.max(caps.image, caps.video)),
+    sticker: form(S.SendStickerBody, ['media'], caps.sticker),
+    carousel: form(S.SendCarouselBody, ['cards[].media'], Math.max(caps.image, caps.video)),
+    statusMedia: form(S.SendStatusMediaBody, ['media'], Math.max(caps.image, caps.video, caps.audio)),
+  };
   return async (app) => {
-    const media = { config: { ...instance, mediaBody: true }, bodyLimit: mediaBodyLimit };
+    // A file past its cap is reported by formBody (the part's `truncated`), with the field's name.
+    await app.register(multipart, { throwFileSizeLimit: false });
+    // A form becomes the route's JSON body before validation; only media routes take forms.
+    app.addHook('preValidation', async (request) => {
+      const spec = request.routeOptions.config.form;
+      if (request.isMultipart()) {
+        if (!spec) throw errors.unsupportedContentType('multipart/form-data is taken only by routes with media; send application/json');
+        request.body = await formBody(request, spec);
+      } else if (spec && (request.body === null || typeof request.body !== 'object')) {
+        // No JSON body at all: with per-content-type schemas nothing else would refuse it.
+        throw errors.validationFailed(['body must be object']);
+      }
+    });
     // Media bodies count against MEDIA_INFLIGHT_MAX_BYTES from admission (after auth, before the body is read) to the end of the request.
     if (admission) {
       const held = new WeakMap<object, number>();
@@ -63,33 +117,35 @@ export function sendRoutes(
     app.post(
       '/send/media',
       {
-        ...media,
+        config: forms.media.config,
+        bodyLimit: forms.media.bodyLimit,
         schema: {
           tags,
           security: INSTANCE,
           summary: 'Send an image, video, audio or document',
-          description: `\`type\` image (JPEG, PNG; MEDIA_MAX_IMAGE_BYTES, default 16 MiB), video (MP4, 3GP; MEDIA_MAX_VIDEO_BYTES, 64 MiB), audio (OGG/Opus, OGG, MP3, M4A, AAC, AMR; MEDIA_MAX_AUDIO_BYTES, 16 MiB; \`voiceNote: true\` needs OGG/Opus) or document (any file; MEDIA_MAX_DOCUMENT_BYTES, 64 MiB). Without \`type\` it is inferred from the bytes. The recipient gets \`imageMessage\`, \`videoMessage\`, \`audioMessage\` (\`ptt\` for voice notes) or \`documentMessage\`. ${MEDIA} ${COMMON}`,
-          body: S.SendMediaBody,
+          description: `\`type\` image (JPEG, PNG; MEDIA_MAX_IMAGE_BYTES, default 16 MiB), video (MP4, 3GP; MEDIA_MAX_VIDEO_BYTES, 64 MiB), audio (OGG/Opus, OGG, MP3, M4A, AAC, AMR; MEDIA_MAX_AUDIO_BYTES, 16 MiB; \`voiceNote: true\` needs OGG/Opus) or document (any file; MEDIA_MAX_DOCUMENT_BYTES, 64 MiB). Without \`type\` it is inferred from the bytes. The recipient gets \`imageMessage\`, \`videoMessage\`, \`audioMessage\` (\`ptt\` for voice notes) or \`documentMessage\`. ${MEDIA} ${COMMON} ${FORM}`,
+          body: forms.media.body,
           response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
         },
       },
-      async (request) => messaging.sendMedia(callerInstance(request), request.body),
+      async (request) => messaging.sendMedia(callerInstance(request), bodyOf(request, S.SendMediaBody)),
     );
 
     app.post(
       '/send/link',
       {
-        ...media,
+        config: forms.link.config,
+        bodyLimit: forms.link.bodyLimit,
         schema: {
           tags,
           security: INSTANCE,
           summary: 'Send a link with a preview',
-          description: `A text with \`url\` and the preview you give: \`title\`, \`description\`, \`thumbnail\` (an image, re-encoded as a small JPEG). The page itself is not fetched. The recipient gets \`extendedTextMessage\` with \`matchedText\`, \`title\`, \`description\`, \`jpegThumbnail\`. ${COMMON}`,
-          body: S.SendLinkBody,
+          description: `A text with \`url\` and the preview you give: \`title\`, \`description\`, \`thumbnail\` (an image, re-encoded as a small JPEG). The page itself is not fetched. The recipient gets \`extendedTextMessage\` with \`matchedText\`, \`title\`, \`description\`, \`jpegThumbnail\`. ${COMMON} ${FORM}`,
+          body: forms.link.body,
           response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
         },
       },
-      async (request) => messaging.sendLink(callerInstance(request), request.body),
+      async (request) => messaging.sendLink(callerInstance(request), bodyOf(request, S.SendLinkBody)),
     );
 
     app.post(
@@ -127,17 +183,18 @@ export function sendRoutes(
     app.post(
       '/send/button',
       {
-        ...media,
+        config: forms.button.config,
+        bodyLimit: forms.button.bodyLimit,
         schema: {
           tags,
           security: INSTANCE,
           summary: 'Send a message with buttons',
-          description: `Body \`text\` (≤ ${S.LIMITS.interactiveBody}), optional \`title\` / \`footer\` (≤ ${S.LIMITS.headerText}) or header \`media\` (image or video), and 1 to ${S.LIMITS.buttons} buttons: \`reply\` (needs a unique \`id\`), \`url\` (\`url\`), \`call\` (\`phoneNumber\`), \`copy\` (\`code\`); labels ≤ ${S.LIMITS.buttonText} characters. The recipient gets an \`interactiveMessage\` with native-flow buttons (\`quick_reply\`, \`cta_url\`, \`cta_call\`, \`cta_copy\`). ${COMMON}`,
-          body: S.SendButtonBody,
+          description: `Body \`text\` (≤ ${S.LIMITS.interactiveBody}), optional \`title\` / \`footer\` (≤ ${S.LIMITS.headerText}) or header \`media\` (image or video), and 1 to ${S.LIMITS.buttons} buttons: \`reply\` (needs a unique \`id\`), \`url\` (\`url\`), \`call\` (\`phoneNumber\`), \`copy\` (\`code\`); labels ≤ ${S.LIMITS.buttonText} characters. The recipient gets an \`interactiveMessage\` with native-flow buttons (\`quick_reply\`, \`cta_url\`, \`cta_call\`, \`cta_copy\`). ${COMMON} ${FORM}`,
+          body: forms.button.body,
           response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
         },
       },
-      async (request) => messaging.sendButtons(callerInstance(request), request.body),
+      async (request) => messaging.sendButtons(callerInstance(request), bodyOf(request, S.SendButtonBody)),
     );
 
     app.post(
@@ -175,17 +232,18 @@ export function sendRoutes(
     app.post(
       '/send/sticker',
       {
-        ...media,
+        config: forms.sticker.config,
+        bodyLimit: forms.sticker.bodyLimit,
         schema: {
           tags,
           security: INSTANCE,
           summary: 'Send a sticker',
-          description: `WebP is sent as is; PNG, JPEG and GIF are converted to a 512x512 WebP (transparent padding; animated GIFs stay animated). MEDIA_MAX_STICKER_BYTES (default 2 MiB) applies to what you give. The recipient gets \`stickerMessage\`. ${MEDIA} ${COMMON}`,
-          body: S.SendStickerBody,
+          description: `WebP is sent as is; PNG, JPEG and GIF are converted to a 512x512 WebP (transparent padding; animated GIFs stay animated). MEDIA_MAX_STICKER_BYTES (default 2 MiB) applies to what you give. The recipient gets \`stickerMessage\`. ${MEDIA} ${COMMON} ${FORM}`,
+          body: forms.sticker.body,
           response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
         },
       },
-      async (request) => messaging.sendSticker(callerInstance(request), request.body),
+      async (request) => messaging.sendSticker(callerInstance(request), bodyOf(request, S.SendStickerBody)),
     );
 
     app.post(
@@ -207,17 +265,18 @@ export function sendRoutes(
     app.post(
       '/send/carousel',
       {
-        ...media,
+        config: forms.carousel.config,
+        bodyLimit: forms.carousel.bodyLimit,
         schema: {
           tags,
           security: INSTANCE,
           summary: 'Send a carousel of cards',
-          description: `${S.LIMITS.carouselCardsMin} to ${S.LIMITS.carouselCardsMax} cards scrolled sideways, each with media (all images or all videos), text (≤ ${S.LIMITS.carouselCardText}) and 1 to ${S.LIMITS.carouselCardButtons} buttons (the same number on every card). The recipient gets an \`interactiveMessage\` with \`carouselMessage.cards\`. ${MEDIA} ${COMMON}`,
-          body: S.SendCarouselBody,
+          description: `${S.LIMITS.carouselCardsMin} to ${S.LIMITS.carouselCardsMax} cards scrolled sideways, each with media (all images or all videos), text (≤ ${S.LIMITS.carouselCardText}) and 1 to ${S.LIMITS.carouselCardButtons} buttons (the same number on every card). The recipient gets an \`interactiveMessage\` with \`carouselMessage.cards\`. ${MEDIA} ${COMMON} ${FORM}`,
+          body: forms.carousel.body,
           response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
         },
       },
-      async (request) => messaging.sendCarousel(callerInstance(request), request.body),
+      async (request) => messaging.sendCarousel(callerInstance(request), bodyOf(request, S.SendCarouselBody)),
     );
 
     app.post(
@@ -304,17 +363,18 @@ export function sendRoutes(
     app.post(
       '/send/status/media',
       {
-        ...media,
+        config: forms.statusMedia.config,
+        bodyLimit: forms.statusMedia.bodyLimit,
         schema: {
           tags,
           security: INSTANCE,
           summary: 'Post an image, video or audio status (story)',
-          description: `The media (image, video or audio, its kind from the bytes) with an optional \`caption\`, seen by the numbers in \`audience\`; delivered in \`status@broadcast\` like text statuses. ${MEDIA}`,
-          body: S.SendStatusMediaBody,
+          description: `The media (image, video or audio, its kind from the bytes) with an optional \`caption\`, seen by the numbers in \`audience\`; delivered in \`status@broadcast\` like text statuses. ${MEDIA} ${FORM}`,
+          body: forms.statusMedia.body,
           response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
         },
       },
-      async (request) => messaging.sendStatusMedia(callerInstance(request), request.body),
+      async (request) => messaging.sendStatusMedia(callerInstance(request), bodyOf(request, S.SendStatusMediaBody)),
     );
   };
 }
