@@ -5,7 +5,7 @@
  * through the page; this one covers all of them without a browser.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SEND_KINDS, sendBody, type Values } from '../web/src/send-kinds.js';
+import { requestBody, SEND_KINDS, sendBody, type Values } from '../web/src/send-kinds.js';
 import {
   connectedInstance,
   recordEvents,
@@ -64,6 +64,12 @@ function filledForms(samples: Samples, peer: string, messageId: string): Record<
   };
 }
 
+function containsFile(value: unknown): boolean {
+  if (value instanceof File) return true;
+  if (Array.isArray(value)) return value.some(containsFile);
+  return typeof value === 'object' && value !== null && Object.values(value).some(containsFile);
+}
+
 describe('web Send table', () => {
   let gw: TestGateway;
   let sender: TestInstance;
@@ -102,8 +108,16 @@ describe('web Send table', () => {
 
     for (const kind of SEND_KINDS) {
       const options: Values = kind.key === 'text' ? { quoted: first.body.key.id as string, mentions: peer.number!, delayMs: '0' } : {};
-      const body = await sendBody(kind, forms[kind.key]!, options, peer.number!);
-      const response = await gw.api('POST', `/api/v1${kind.path}`, { key: sender.token, body });
+      const body = sendBody(kind, forms[kind.key]!, options, peer.number!);
+      const payload = requestBody(body);
+      // A form with a file goes as multipart/form-data (the bytes as they are), the others as JSON.
+      expect(payload instanceof FormData, kind.key).toBe(containsFile(body));
+      const response =
+        payload instanceof FormData
+          ? await fetch(`${gw.url}/api/v1${kind.path}`, { method: 'POST', headers: { apikey: sender.token }, body: payload }).then(
+              async (r) => ({ status: r.status, body: (await r.json()) as any }),
+            )
+          : await gw.api('POST', `/api/v1${kind.path}`, { key: sender.token, body: payload });
       expect(response.status, `${kind.key}: ${JSON.stringify(response.body)}`).toBe(kind.key === 'batch' ? 202 : 200);
       if (kind.recipient === 'none') continue;
       const id = response.body.key.id as string;
@@ -115,10 +129,12 @@ describe('web Send table', () => {
     expect(received.find((m) => m.extendedTextMessage?.contextInfo?.quotedMessage)).toBeDefined();
     expect(received.some((m) => m.reactionMessage?.text === '👍')).toBe(true);
     expect(received.some((m) => m.imageMessage?.caption === 'A photo')).toBe(true);
+    const carousel = received.find((m) => m.viewOnceMessage?.message?.interactiveMessage?.carouselMessage);
+    expect(carousel?.viewOnceMessage.message.interactiveMessage.carouselMessage.cards).toHaveLength(2);
   });
 
-  it('refuses a batch line that is not “number text” before sending', async () => {
+  it('refuses a batch line that is not “number text” before sending', () => {
     const batch = SEND_KINDS.find((kind) => kind.key === 'batch')!;
-    await expect(sendBody(batch, { messages: 'not a number line' }, {}, '')).rejects.toThrow('not “number text”: not a number line');
+    expect(() => sendBody(batch, { messages: 'not a number line' }, {}, '')).toThrow('not “number text”: not a number line');
   });
 });

@@ -65,7 +65,9 @@ function errorOf(status: number, body: unknown): ApiError {
 
 async function raw(method: string, path: string, body: unknown, headers: Record<string, string>): Promise<Response> {
   const init: RequestInit = { method, headers: { ...headers }, credentials: 'same-origin' };
-  if (body !== undefined) {
+  if (body instanceof FormData) {
+    init.body = body; // the browser sets multipart/form-data with its boundary
+  } else if (body !== undefined) {
     init.body = JSON.stringify(body);
     (init.headers as Record<string, string>)['content-type'] = 'application/json';
   }

@@ -1,7 +1,7 @@
 /**
  * The message kinds of the Send tab, as one table: each row names the route and its fields; a form's
- * values become the request body field by field (empty optional fields are left out), and a row's
- * `shape` reshapes what one flat form cannot say. No DOM and no JSX here: test/web-send-kinds.test.ts
+ * values become the request body field by field (empty optional fields are left out; files go as
+ * multipart parts), and a row's `shape` reshapes what one flat form cannot say. No DOM and no JSX here: test/web-send-kinds.test.ts
  * sends every kind's body to a real gateway.
  */
 import { BUTTON_TYPES, PIX_KEY_TYPES, STATUS_FONTS } from '../../src/vocabulary.js';
@@ -389,17 +389,8 @@ export function initialValues(fields: FieldSpec[]): Values {
   return values;
 }
 
-/** A file as a `data:` URL (base64), read with the standard Blob API (browsers and Node alike). */
-async function dataUrlOf(file: File): Promise<string> {
-  const bytes = new Uint8Array(await file.arrayBuffer());
-  let binary = '';
-  // In slices: String.fromCharCode takes its arguments on the stack.
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return `data:${file.type || 'application/octet-stream'};base64,${btoa(binary)}`;
-}
-
 /** The request body of the filled fields; empty optional ones are left out. */
-export async function bodyOf(fields: FieldSpec[], values: Values): Promise<Json> {
+export function bodyOf(fields: FieldSpec[], values: Values): Json {
   const body: Json = {};
   for (const field of fields) {
     const value = values[field.name];
@@ -408,11 +399,11 @@ export async function bodyOf(fields: FieldSpec[], values: Values): Promise<Json>
         body[field.name] = value === true;
         break;
       case 'file':
-        if (value instanceof File)
-          body[field.name] = { base64: await dataUrlOf(value), filename: value.name, ...(value.type ? { mimetype: value.type } : {}) };
+        // Kept as the File: requestBody() sends it as a multipart/form-data part.
+        if (value instanceof File) body[field.name] = value;
         break;
       case 'group':
-        if (Array.isArray(value) && value.length > 0) body[field.name] = await Promise.all(value.map((item) => bodyOf(field.fields, item)));
+        if (Array.isArray(value) && value.length > 0) body[field.name] = value.map((item) => bodyOf(field.fields, item));
         break;
       case 'number':
         if (typeof value === 'string' && value.trim() !== '') body[field.name] = Number(value);
@@ -435,13 +426,42 @@ export async function bodyOf(fields: FieldSpec[], values: Values): Promise<Json>
 }
 
 /** The request body of one kind: its fields, the chat options it takes, its reshaping, and the recipient. */
-export async function sendBody(kind: SendKind, values: Values, options: Values, to: string): Promise<Json> {
-  let body = await bodyOf(kind.fields, values);
+export function sendBody(kind: SendKind, values: Values, options: Values, to: string): Json {
+  let body = bodyOf(kind.fields, values);
   if (kind.chatOptions) {
-    const { quoted, ...rest } = await bodyOf(CHAT_OPTIONS, options);
+    const { quoted, ...rest } = bodyOf(CHAT_OPTIONS, options);
     body = { ...body, ...rest, ...(typeof quoted === 'string' ? { quoted: { id: quoted } } : {}) };
   }
   if (kind.shape) body = kind.shape(body);
   if (kind.recipient !== 'none') body = { [kind.recipient]: to.trim(), ...body };
   return body;
+}
+
+/**
+ * What to send: the JSON body when it holds no file; otherwise multipart/form-data (the media
+ * routes take it), each file as a part at its path (`media`, `thumbnail`, `cards[0].media`) and every
+ * other field as text (JSON for objects and lists), so the bytes travel as they are, not as base64.
+ */
+export function requestBody(body: Json): Json | FormData {
+  const files: [string, File][] = [];
+  const rest: Json = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (value instanceof File) files.push([key, value]);
+    else if (Array.isArray(value))
+      rest[key] = value.map((item: unknown, index) => {
+        if (typeof item !== 'object' || item === null) return item;
+        const kept: Json = {};
+        for (const [field, inner] of Object.entries(item as Json)) {
+          if (inner instanceof File) files.push([`${key}[${index}].${field}`, inner]);
+          else kept[field] = inner;
+        }
+        return kept;
+      });
+    else rest[key] = value;
+  }
+  if (files.length === 0) return rest;
+  const form = new FormData();
+  for (const [key, value] of Object.entries(rest)) form.append(key, typeof value === 'string' ? value : JSON.stringify(value));
+  for (const [name, file] of files) form.append(name, file, file.name);
+  return form;
 }

@@ -6,6 +6,7 @@ import {
   initialValues,
   ITEM_KEY,
   newGroupItem,
+  requestBody,
   SEND_KINDS,
   sendBody,
   type FieldSpec,
@@ -137,8 +138,7 @@ function KindForm({ kind, instance, to }: { kind: SendKind; instance: Instance; 
   const [result, setResult] = useState<string | undefined>();
   const send = useAction(async () => {
     setResult(undefined);
-    const body = await sendBody(kind, values, options, to);
-    const reply = await instanceApi<SendReply>(instance.instanceId, 'POST', kind.path, body);
+    const reply = await instanceApi<SendReply>(instance.instanceId, 'POST', kind.path, requestBody(sendBody(kind, values, options, to)));
     setResult(
       reply.key
         ? `${kind.label} sent: message id ${reply.key.id}${reply.status ? ` (${reply.status})` : ''}.`
