@@ -26,9 +26,23 @@ export function ensureChromium(log = console.log) {
   return CHROMIUM;
 }
 
-/** Builds the web interface when web/dist is missing (the e2e test serves it). */
+/** The newest modification time (ms) of a file or of the files under a folder. */
+function newestMtime(target) {
+  const stat = fs.statSync(target, { throwIfNoEntry: false });
+  if (!stat) return 0;
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return Math.max(0, ...fs.readdirSync(target).map((name) => newestMtime(`${target}/${name}`)));
+}
+
+/**
+ * Builds the web interface when web/dist is missing or older than its sources (the e2e test serves
+ * it; a stale build would test yesterday's interface). The sources include the module web/src shares
+ * with the gateway.
+ */
 export function ensureWebBuilt(root, log = console.log) {
-  if (fs.existsSync(`${root}/web/dist/index.html`)) return;
-  log('web/dist is missing; building the web interface');
+  const built = fs.statSync(`${root}/web/dist/index.html`, { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  const sources = ['web/src', 'web/index.html', 'web/vite.config.mjs', 'src/vocabulary.ts'];
+  if (built > 0 && sources.every((source) => newestMtime(`${root}/${source}`) <= built)) return;
+  log(built > 0 ? 'web/dist is older than web/src; building the web interface' : 'web/dist is missing; building the web interface');
   execSync('npm run build:web', { stdio: 'inherit', cwd: root });
 }

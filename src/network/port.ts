@@ -17,21 +17,9 @@ import type { MessageOperations } from './port/messages.js';
 export const NETWORKS = ['whatsapp', 'sandbox'] as const;
 export type NetworkName = (typeof NETWORKS)[number];
 
-export const EVENT_TYPES = [
-  'MESSAGE',
-  'SEND_MESSAGE',
-  'READ_RECEIPT',
-  'PRESENCE',
-  'HISTORY_SYNC',
-  'CHAT_PRESENCE',
-  'CALL',
-  'CONNECTION',
-  'LABEL',
-  'CONTACT',
-  'GROUP',
-  'NEWSLETTER',
-  'QRCODE',
-] as const;
+export { BUTTON_TYPES, EVENT_TYPES, PIX_KEY_TYPES, STATUS_FONTS } from '../vocabulary.js';
+export type { ButtonType, PixKeyType, StatusFont } from '../vocabulary.js';
+import type { PixKeyType, StatusFont } from '../vocabulary.js';
 
 /** The address form of the network: `<digits>@s.whatsapp.net` for people, `<id>@g.us` for groups. */
 export const USER_SERVER = 's.whatsapp.net';
@@ -90,9 +78,6 @@ export interface Addressed {
   delayMs?: number;
 }
 
-export const BUTTON_TYPES = ['reply', 'url', 'call', 'copy'] as const;
-export type ButtonType = (typeof BUTTON_TYPES)[number];
-
 /** A button of an interactive message: a quick reply, or an action (open URL, call, copy a code). */
 export type MessageButton =
   | { type: 'reply'; id: string; text: string }
@@ -118,22 +103,6 @@ export interface ContactCard {
   displayName: string;
   vcard: string;
 }
-
-export const PIX_KEY_TYPES = ['CPF', 'CNPJ', 'PHONE', 'EMAIL', 'EVP'] as const;
-export type PixKeyType = (typeof PIX_KEY_TYPES)[number];
-
-/** Fonts of text status posts, with the number the network uses for each. */
-export const STATUS_FONTS = {
-  SYSTEM: 0,
-  SYSTEM_TEXT: 1,
-  FB_SCRIPT: 2,
-  SYSTEM_BOLD: 6,
-  MORNINGBREEZE_REGULAR: 7,
-  CALISTOGA_REGULAR: 8,
-  EXO2_EXTRABOLD: 9,
-  COURIERPRIME_BOLD: 10,
-} as const;
-export type StatusFont = keyof typeof STATUS_FONTS;
 
 export type SendableMediaType = 'image' | 'video' | 'audio' | 'document';
 

@@ -19,6 +19,12 @@ export interface SessionReply {
   user: User;
 }
 
+/** A page of a list route. */
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -59,7 +65,9 @@ function errorOf(status: number, body: unknown): ApiError {
 
 async function raw(method: string, path: string, body: unknown, headers: Record<string, string>): Promise<Response> {
   const init: RequestInit = { method, headers: { ...headers }, credentials: 'same-origin' };
-  if (body !== undefined) {
+  if (body instanceof FormData) {
+    init.body = body; // the browser sets multipart/form-data with its boundary
+  } else if (body !== undefined) {
     init.body = JSON.stringify(body);
     (init.headers as Record<string, string>)['content-type'] = 'application/json';
   }
@@ -135,6 +143,16 @@ export async function logout(): Promise<void> {
   accessToken = undefined;
   instanceTokens.clear();
   currentUser.value = null;
+}
+
+/** Issues a new instance token (the old one keeps its grace period) and keeps it for this tab. */
+export async function rotateInstanceToken(instanceId: string): Promise<{ token: string; oldTokenValidUntil: string | null }> {
+  const rotated = await api<{ token: string; oldTokenValidUntil: string | null }>(
+    'POST',
+    `/instance/rotate-token/${encodeURIComponent(instanceId)}`,
+  );
+  instanceTokens.set(instanceId, rotated.token);
+  return rotated;
 }
 
 export function setUser(user: User): void {

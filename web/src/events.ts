@@ -21,7 +21,8 @@ const listeners = new Set<Listener>();
 /** The last events per instance (newest last), for the live tail. */
 const recent = new Map<string, EventEnvelope[]>();
 const KEEP = 200;
-export const socketState = signal<'connecting' | 'open' | 'closed'>('closed');
+/** `refused`: the gateway does not stream events to this user (viewers; close code 4403); no retry. */
+export const socketState = signal<'connecting' | 'open' | 'closed' | 'refused'>('closed');
 
 let socket: WebSocket | undefined;
 let stopped = true;
@@ -77,8 +78,8 @@ function open(): void {
   };
   ws.onclose = (close) => {
     if (socket === ws) socket = undefined;
-    socketState.value = 'closed';
-    if (stopped) return;
+    socketState.value = close.code === 4403 ? 'refused' : 'closed';
+    if (stopped || close.code === 4403) return;
     const again = async () => {
       if (close.code === 4401) await refreshSession();
       open();

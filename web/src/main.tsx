@@ -3,6 +3,7 @@ import { render, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { currentUser, logout, refreshSession } from './api';
 import { socketState, startEvents, stopEvents } from './events';
+import { BackfillPage } from './pages/backfill';
 import { InstancePage } from './pages/instance';
 import { InstancesPage } from './pages/instances';
 import { LoginPage } from './pages/login';
@@ -11,6 +12,8 @@ import { ProfilePage } from './pages/profile';
 import { location$, navigate, onLinkClick } from './router';
 import { useSignal } from './store';
 import './styles.css';
+
+const LIVE_LABELS = { open: 'live', connecting: 'connecting…', closed: 'offline', refused: 'no live events for viewers' } as const;
 
 function Layout({ children }: { children: ComponentChildren }) {
   const user = useSignal(currentUser);
@@ -28,12 +31,13 @@ function Layout({ children }: { children: ComponentChildren }) {
         <nav id="main-nav" class={menuOpen ? 'open' : ''} aria-label="Main" onClick={() => setMenuOpen(false)}>
           <a href="/">Instances</a>
           <a href="/operations">Operations</a>
+          <a href="/backfill">Backfill</a>
           <a href="/profile">Profile{user?.role === 'owner' ? ' & users' : ''}</a>
           <a href="/docs" target="_blank" rel="noreferrer">
             API docs
           </a>
           <span class={`live live-${live}`} title="Live events connection">
-            {live === 'open' ? 'live' : live === 'connecting' ? 'connecting…' : 'offline'}
+            {LIVE_LABELS[live]}
           </span>
           <button
             type="button"
@@ -73,6 +77,7 @@ function App() {
   if (instance?.[1]) page = <InstancePage id={decodeURIComponent(instance[1])} tab={url.searchParams.get('tab') ?? 'connect'} />;
   else if (url.pathname === '/profile') page = <ProfilePage />;
   else if (url.pathname === '/operations') page = <OperationsPage />;
+  else if (url.pathname === '/backfill') page = <BackfillPage />;
   else if (url.pathname === '/' || url.pathname === '/register' || url.pathname === '/instances') page = <InstancesPage />;
   else
     page = (

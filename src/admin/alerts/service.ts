@@ -18,8 +18,8 @@ import { ipLiteral, isPublicAddress } from '../../media/address.js';
 import type { HealthSource } from '../../modules.js';
 import type { AlertFilter, AlertRepo, AlertRow, AlertRuleRow } from './repo.js';
 
-export const ALERT_KINDS = ['instance_disconnected', 'health_below', 'dead_letters_above', 'channel_down', 'outbox_backlog_above'] as const;
-export type AlertKind = (typeof ALERT_KINDS)[number];
+export { ALERT_KINDS, type AlertKind } from '../../vocabulary.js';
+import type { AlertKind } from '../../vocabulary.js';
 
 export interface NewRuleInput {
   name: string;

@@ -2,7 +2,9 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../../storage/schema.js';
 
-export type Policy = 'priority' | 'round-robin' | 'least-loaded';
+import type { FailoverPolicy } from '../../vocabulary.js';
+
+export type Policy = FailoverPolicy;
 
 export interface GroupRecord {
   id: string;

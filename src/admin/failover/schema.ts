@@ -1,7 +1,9 @@
 import { Type } from 'typebox';
 import { Health, Status } from '../../instances/schema.js';
 
-export const POLICIES = ['priority', 'round-robin', 'least-loaded'] as const;
+import { FAILOVER_POLICIES as POLICIES } from '../../vocabulary.js';
+
+export { POLICIES };
 
 const GroupName = Type.String({
   pattern: '^[A-Za-z0-9._-]{1,64}$',

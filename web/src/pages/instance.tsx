@@ -1,10 +1,11 @@
 /** One instance: connecting (QR, pairing code, sandbox scan), sending, live events, webhook, dead letters, chats. */
 import { useEffect, useState } from 'preact/hooks';
-import { api, currentUser, instanceApi, instanceTokens } from '../api';
+import { EVENT_TYPES } from '../../../src/vocabulary.js';
+import { api, instanceApi, instanceTokens, rotateInstanceToken } from '../api';
 import { onEvent, recentEvents, type EventEnvelope } from '../events';
-import { useSignal } from '../store';
-import { Empty, ErrorBox, Field, SecretBox, StatusBadge, time, useAction } from '../ui';
+import { ActionForm, Done, Empty, ErrorBox, Field, HealthBadge, SecretBox, StatusBadge, time, useAction, useCanWrite } from '../ui';
 import { useLiveInstances, type Instance } from './instances';
+import { SendTab } from './send';
 
 const TABS = [
   ['connect', 'Connect'],
@@ -14,22 +15,6 @@ const TABS = [
   ['dead-letters', 'Dead letters'],
   ['chats', 'Chats'],
 ] as const;
-
-const EVENT_TYPES = [
-  'MESSAGE',
-  'SEND_MESSAGE',
-  'READ_RECEIPT',
-  'PRESENCE',
-  'HISTORY_SYNC',
-  'CHAT_PRESENCE',
-  'CALL',
-  'CONNECTION',
-  'LABEL',
-  'CONTACT',
-  'GROUP',
-  'NEWSLETTER',
-  'QRCODE',
-];
 
 export function InstancePage({ id, tab }: { id: string; tab: string }) {
   const { items, error } = useLiveInstances();
@@ -54,6 +39,7 @@ export function InstancePage({ id, tab }: { id: string; tab: string }) {
       </p>
       <h1 class="instance-title">
         {instance.instanceName} <StatusBadge status={instance.status} />
+        {instance.health ? <HealthBadge health={instance.health} /> : null}
       </h1>
       <p class="muted">
         {instance.network} · {instance.number ? `+${instance.number}` : 'no number linked'} · id <code>{instance.instanceId}</code>
@@ -68,7 +54,7 @@ export function InstancePage({ id, tab }: { id: string; tab: string }) {
       </nav>
       <div class="tab-body">
         {tab === 'connect' ? <ConnectTab instance={instance} hasToken={hasToken} /> : null}
-        {tab === 'send' ? <SendTab instance={instance} hasToken={hasToken} /> : null}
+        {tab === 'send' ? hasToken ? <SendTab instance={instance} /> : <NeedsToken /> : null}
         {tab === 'events' ? <EventsTab instance={instance} /> : null}
         {tab === 'webhook' ? <WebhookTab instance={instance} hasToken={hasToken} /> : null}
         {tab === 'webhook' ? <SettingsPanel instance={instance} hasToken={hasToken} /> : null}
@@ -81,15 +67,13 @@ export function InstancePage({ id, tab }: { id: string; tab: string }) {
 
 /** Instance routes need the instance token: the one kept from creation, a pasted one, or a new one by rotation. */
 function TokenPanel({ instance, hasToken, onChange }: { instance: Instance; hasToken: boolean; onChange: () => void }) {
-  const user = useSignal(currentUser);
+  const canWrite = useCanWrite();
   const [pasted, setPasted] = useState('');
   const [shown, setShown] = useState<string | undefined>();
   const rotate = useAction(async () => {
     if (!window.confirm('Issue a new token? Integrations using the current one keep working for the grace period, then must switch.'))
       return;
-    const rotated = await api<{ token: string }>('POST', `/instance/rotate-token/${encodeURIComponent(instance.instanceId)}`);
-    instanceTokens.set(instance.instanceId, rotated.token);
-    setShown(rotated.token);
+    setShown((await rotateInstanceToken(instance.instanceId)).token);
     onChange();
   });
   if (shown) return <SecretBox label="New instance token" value={shown} note="Shown only now; kept in this tab until you sign out." />;
@@ -115,10 +99,10 @@ function TokenPanel({ instance, hasToken, onChange }: { instance: Instance; hasT
         Connecting, sending, webhook settings and chats act as the instance, with its token. This tab does not hold it: paste it, or rotate
         to get a new one (the current token then stops working after the grace period).
       </p>
-      <form
+      <ActionForm
+        label="Use an instance token"
         class="inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
+        onSubmit={() => {
           if (!pasted.trim()) return;
           instanceTokens.set(instance.instanceId, pasted.trim());
           setPasted('');
@@ -129,12 +113,12 @@ function TokenPanel({ instance, hasToken, onChange }: { instance: Instance; hasT
           <input name="token" autocomplete="off" value={pasted} onInput={(e) => setPasted(e.currentTarget.value)} />
         </Field>
         <button type="submit">Use this token</button>
-        {user?.role !== 'viewer' ? (
+        {canWrite ? (
           <button type="button" onClick={() => void rotate.run()} disabled={rotate.busy}>
             Rotate token
           </button>
         ) : null}
-      </form>
+      </ActionForm>
       <ErrorBox error={rotate.error} />
     </div>
   );
@@ -225,13 +209,7 @@ function ConnectTab({ instance, hasToken }: { instance: Instance; hasToken: bool
         <ErrorBox error={connect.error} />
       </div>
       {instance.network === 'sandbox' ? (
-        <form
-          class="card"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void scan.run();
-          }}
-        >
+        <ActionForm label="Scan as phone" onSubmit={() => scan.run()}>
           <h2>Scan as phone (sandbox)</h2>
           <p class="muted">A virtual phone scans the current QR code, as a real one would.</p>
           <Field label="Phone number">
@@ -241,15 +219,9 @@ function ConnectTab({ instance, hasToken }: { instance: Instance; hasToken: bool
             Scan as phone
           </button>
           <ErrorBox error={scan.error} />
-        </form>
+        </ActionForm>
       ) : null}
-      <form
-        class="card"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void pair.run();
-        }}
-      >
+      <ActionForm label="Pairing code" onSubmit={() => pair.run()}>
         <h2>Or a pairing code</h2>
         <Field label="Phone number (with country code)">
           <input
@@ -270,7 +242,7 @@ function ConnectTab({ instance, hasToken }: { instance: Instance; hasToken: bool
           </p>
         ) : null}
         <ErrorBox error={pair.error} />
-      </form>
+      </ActionForm>
     </div>
   );
 }
@@ -278,89 +250,6 @@ function ConnectTab({ instance, hasToken }: { instance: Instance; hasToken: bool
 function qrOf(event: EventEnvelope | undefined): string | undefined {
   const value = event?.data.qrcode;
   return typeof value === 'string' ? value : undefined;
-}
-
-function readAsBase64(file: File): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => resolve(typeof reader.result === 'string' ? reader.result : '');
-    reader.onerror = () => reject(reader.error ?? new Error('could not read the file'));
-    reader.readAsDataURL(file);
-  });
-}
-
-function SendTab({ instance, hasToken }: { instance: Instance; hasToken: boolean }) {
-  const [number, setNumber] = useState('');
-  const [text, setText] = useState('');
-  const [file, setFile] = useState<File | undefined>();
-  const [caption, setCaption] = useState('');
-  const [result, setResult] = useState<string | undefined>();
-  const sendText = useAction(async () => {
-    const reply = await instanceApi<{ key: { id: string } }>(instance.instanceId, 'POST', '/send/text', { number, text });
-    setResult(`Text sent (message id ${reply.key.id}).`);
-    setText('');
-  });
-  const sendMedia = useAction(async () => {
-    if (!file) return;
-    const reply = await instanceApi<{ key: { id: string } }>(instance.instanceId, 'POST', '/send/media', {
-      number,
-      media: { base64: await readAsBase64(file), filename: file.name, ...(file.type ? { mimetype: file.type } : {}) },
-      ...(caption ? { caption } : {}),
-    });
-    setResult(`${file.name} sent (message id ${reply.key.id}).`);
-  });
-  if (!hasToken) return <NeedsToken />;
-  return (
-    <div class="grid">
-      <form
-        class="card"
-        aria-label="Send a text"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void sendText.run();
-        }}
-      >
-        <h2>Send a text</h2>
-        {instance.status !== 'CONNECTED' ? <p class="muted">The instance is not connected: sends answer an error until it is.</p> : null}
-        <Field label="To (number with country code, or group id)">
-          <input name="number" required value={number} onInput={(e) => setNumber(e.currentTarget.value)} />
-        </Field>
-        <Field label="Text">
-          <textarea name="text" required rows={3} value={text} onInput={(e) => setText(e.currentTarget.value)} />
-        </Field>
-        <button type="submit" class="primary" disabled={sendText.busy}>
-          Send text
-        </button>
-        <ErrorBox error={sendText.error} />
-      </form>
-      <form
-        class="card"
-        aria-label="Send a file"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void sendMedia.run();
-        }}
-      >
-        <h2>Send a file</h2>
-        <p class="muted">Image, video, audio or document; the kind is detected from the bytes. Uses the number above.</p>
-        <Field label="File">
-          <input name="file" type="file" required onChange={(e) => setFile(e.currentTarget.files?.[0])} />
-        </Field>
-        <Field label="Caption (optional)">
-          <input name="caption" value={caption} onInput={(e) => setCaption(e.currentTarget.value)} />
-        </Field>
-        <button type="submit" disabled={sendMedia.busy || !number}>
-          Send file
-        </button>
-        <ErrorBox error={sendMedia.error} />
-      </form>
-      {result ? (
-        <p class="success" role="status">
-          {result}
-        </p>
-      ) : null}
-    </div>
-  );
 }
 
 function EventsTab({ instance }: { instance: Instance }) {
@@ -420,14 +309,7 @@ function WebhookTab({ instance, hasToken }: { instance: Instance; hasToken: bool
   });
   if (!hasToken) return <NeedsToken />;
   return (
-    <form
-      class="card"
-      aria-label="Webhook settings"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save.run();
-      }}
-    >
+    <ActionForm label="Webhook settings" onSubmit={() => save.run()}>
       <h2>Webhook</h2>
       <Field label="URL" hint="Empty: no webhook delivery. Events are POSTed as JSON, signed with the secret (X-Webhook-Signature).">
         <input name="webhookUrl" type="url" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
@@ -435,7 +317,16 @@ function WebhookTab({ instance, hasToken }: { instance: Instance; hasToken: bool
       <fieldset>
         <legend>Events</legend>
         <label class="check">
-          <input type="checkbox" checked={all} onChange={(e) => setAll(e.currentTarget.checked)} /> All events
+          <input
+            type="checkbox"
+            checked={all}
+            onChange={(e) => {
+              setAll(e.currentTarget.checked);
+              // Leaving "all" starts from every type ticked, so the filter is narrowed rather than emptied.
+              if (!e.currentTarget.checked && selected.length === 0) setSelected([...EVENT_TYPES]);
+            }}
+          />{' '}
+          All events
         </label>
         {!all
           ? EVENT_TYPES.map((type) => (
@@ -456,19 +347,15 @@ function WebhookTab({ instance, hasToken }: { instance: Instance; hasToken: bool
       <button type="submit" class="primary" disabled={save.busy}>
         Save webhook
       </button>
-      {saved ? (
-        <p class="success" role="status">
-          Saved.
-        </p>
-      ) : null}
+      <Done>{saved ? 'Saved.' : null}</Done>
       <ErrorBox error={save.error} />
-    </form>
+    </ActionForm>
   );
 }
 
 /** The proxy (an admin route) and behaviour settings (an instance route). */
 function SettingsPanel({ instance, hasToken }: { instance: Instance; hasToken: boolean }) {
-  const user = useSignal(currentUser);
+  const canWrite = useCanWrite();
   const [proxy, setProxy] = useState(instance.proxyUrl ?? '');
   const [interactive, setInteractive] = useState<boolean | undefined>();
   const [saved, setSaved] = useState<string | undefined>();
@@ -498,15 +385,8 @@ function SettingsPanel({ instance, hasToken }: { instance: Instance; hasToken: b
   return (
     <div class="card">
       <h2>Network settings</h2>
-      {user?.role !== 'viewer' ? (
-        <form
-          class="inline-form"
-          aria-label="Proxy"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void saveProxy.run();
-          }}
-        >
+      {canWrite ? (
+        <ActionForm label="Proxy settings" class="inline-form" onSubmit={() => saveProxy.run()}>
           <Field
             label="Proxy"
             hint="http(s)://, socks4(a):// or socks5(h)://, optionally with user:password@. Empty: no proxy. A connected instance reconnects to apply it."
@@ -516,7 +396,7 @@ function SettingsPanel({ instance, hasToken }: { instance: Instance; hasToken: b
           <button type="submit" disabled={saveProxy.busy}>
             Save proxy
           </button>
-        </form>
+        </ActionForm>
       ) : null}
       {hasToken && interactive !== undefined ? (
         <label class="check">
@@ -529,11 +409,7 @@ function SettingsPanel({ instance, hasToken }: { instance: Instance; hasToken: b
           Allow interactive messages (buttons, lists, carousels, PIX) on WhatsApp — rendered inconsistently by phones, adds ban risk
         </label>
       ) : null}
-      {saved ? (
-        <p class="success" role="status">
-          {saved}
-        </p>
-      ) : null}
+      <Done>{saved}</Done>
       <ErrorBox error={load.error ?? saveProxy.error ?? saveInteractive.error} />
     </div>
   );
@@ -549,7 +425,7 @@ interface DeadLetter {
 }
 
 function DeadLettersTab({ instance }: { instance: Instance }) {
-  const user = useSignal(currentUser);
+  const canWrite = useCanWrite();
   const [items, setItems] = useState<DeadLetter[] | undefined>();
   const [outcome, setOutcome] = useState<string | undefined>();
   const load = useAction(async () => {
@@ -582,11 +458,7 @@ function DeadLettersTab({ instance }: { instance: Instance }) {
         </button>
       </div>
       <p class="muted">Webhook events that failed every automatic attempt. A retry sends the same event again, once.</p>
-      {outcome ? (
-        <p class="success" role="status">
-          {outcome}
-        </p>
-      ) : null}
+      <Done>{outcome}</Done>
       <ErrorBox error={load.error ?? retry.error} />
       {items?.length === 0 ? <Empty>No dead letter: every webhook event was delivered (or none failed for good yet).</Empty> : null}
       {items && items.length > 0 ? (
@@ -598,7 +470,7 @@ function DeadLettersTab({ instance }: { instance: Instance }) {
                 {letter.lastStatus !== null ? `HTTP ${letter.lastStatus}` : (letter.lastError ?? 'no answer')} ·{' '}
                 <span class="muted">{time(letter.lastAttemptAt)}</span>
               </span>
-              {user?.role !== 'viewer' ? (
+              {canWrite ? (
                 <button type="button" onClick={() => void retry.run(letter)} disabled={retry.busy}>
                   Retry
                 </button>
@@ -625,15 +497,23 @@ interface ChatMessage {
   messageTimestamp: number;
 }
 
+/** One line for a stored message: its text, or its kind with what names it (caption, question, place, card). */
 function textOf(message: ChatMessage): string {
   const m = message.message;
   if (typeof m.conversation === 'string') return m.conversation;
   const extended = m.extendedTextMessage as { text?: string } | undefined;
   if (extended?.text) return extended.text;
-  for (const [kind, value] of Object.entries(m)) {
-    const caption = (value as { caption?: string } | null)?.caption;
-    if (caption) return `[${kind.replace(/Message$/, '')}] ${caption}`;
-    return `[${kind.replace(/Message$/, '')}]`;
+  // Content keys end in Message (or MessageV2, V3); others such as messageContextInfo are metadata.
+  for (const [kind, value] of Object.entries(m).filter(([key]) => /Message(V\d)?$/.test(key))) {
+    const content = (value ?? {}) as Record<string, unknown>;
+    const label = kind
+      .replace(/Message(V\d)?$/, '')
+      .replace(/([A-Z])/g, ' $1')
+      .toLowerCase();
+    const named = [content.caption, content.name, content.displayName, content.text, content.title].find(
+      (v): v is string => typeof v === 'string' && v !== '',
+    );
+    return named ? `[${label}] ${named}` : `[${label}]`;
   }
   return '';
 }
@@ -654,7 +534,8 @@ function ChatsTab({ instance, hasToken }: { instance: Instance; hasToken: boolea
   });
   const history = useAction(async (chatId: string) => {
     const page = await instanceApi<{ items: ChatMessage[] }>(id, 'GET', `/chat/history?limit=30&chatId=${encodeURIComponent(chatId)}`);
-    setMessages([...page.items].sort((a, b) => a.messageTimestamp - b.messageTimestamp));
+    // The API answers newest first; oldest first reads like a chat (reversed, so messages of one second keep their order).
+    setMessages([...page.items].reverse());
   });
   const send = useAction(async () => {
     if (!open) return;
@@ -708,7 +589,7 @@ function ChatsTab({ instance, hasToken }: { instance: Instance; hasToken: boolea
       <div class="card">
         {open ? (
           <>
-            <h2>{recipientOf(open)}</h2>
+            <h2>{chats?.find((chat) => chat.chatId === open)?.name ?? recipientOf(open)}</h2>
             <ErrorBox error={history.error} />
             {messages.length === 0 ? <Empty>No stored message in this chat.</Empty> : null}
             <ol class="messages" aria-label="Messages">
@@ -719,20 +600,14 @@ function ChatsTab({ instance, hasToken }: { instance: Instance; hasToken: boolea
                 </li>
               ))}
             </ol>
-            <form
-              class="inline-form"
-              onSubmit={(e) => {
-                e.preventDefault();
-                void send.run();
-              }}
-            >
+            <ActionForm label="Reply in this chat" class="inline-form" onSubmit={() => send.run()}>
               <Field label="Reply">
                 <input name="reply" required value={reply} onInput={(e) => setReply(e.currentTarget.value)} />
               </Field>
               <button type="submit" class="primary" disabled={send.busy}>
                 Send
               </button>
-            </form>
+            </ActionForm>
             <ErrorBox error={send.error} />
           </>
         ) : (

@@ -1,9 +1,8 @@
 /** The instance list (live status), creating, deleting and rotating tokens. */
 import { useEffect, useState } from 'preact/hooks';
-import { api, currentUser, instanceTokens } from '../api';
+import { api, instanceTokens, rotateInstanceToken, type Page } from '../api';
 import { onEvent } from '../events';
-import { useSignal } from '../store';
-import { Empty, ErrorBox, Field, SecretBox, StatusBadge, useAction } from '../ui';
+import { ActionForm, NameInput, Empty, ErrorBox, Field, HealthBadge, SecretBox, StatusBadge, useAction, useCanWrite } from '../ui';
 
 export interface Instance {
   instanceId: string;
@@ -15,40 +14,48 @@ export interface Instance {
   webhookEvents: 'ALL' | string[];
   proxyUrl: string | null;
   createdAt: string;
-  health?: unknown;
-}
-
-interface Page<T> {
-  items: T[];
-  total: number;
+  /** 0 to 100, with what lowered it (GET /instance/all gives it when health scoring is on). */
+  health?: { score: number; reasons: string[] };
 }
 
 export async function loadInstances(): Promise<Instance[]> {
   return (await api<Page<Instance>>('GET', '/instance/all?limit=500')).items;
 }
 
-/** Keeps a list of instances current from CONNECTION events. */
+/** After a burst of CONNECTION events, the list is fetched once more (health scores move with the status). */
+const RELOAD_AFTER_MS = 250;
+
+/**
+ * Keeps a list of instances current: each CONNECTION event updates the status and number at once,
+ * and the list is fetched again shortly after (for the health score, which events do not carry).
+ */
 export function useLiveInstances() {
   const [items, setItems] = useState<Instance[] | undefined>();
   const [error, setError] = useState<unknown>(null);
   const reload = () => loadInstances().then(setItems, setError);
   useEffect(() => {
     void reload();
-    return onEvent((event) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stop = onEvent((event) => {
       if (event.event !== 'CONNECTION') return;
       const status = typeof event.data.status === 'string' ? event.data.status : undefined;
       const number = typeof event.data.number === 'string' ? event.data.number : undefined;
       setItems((list) =>
         list?.map((i) => (i.instanceId === event.instanceId ? { ...i, ...(status ? { status } : {}), ...(number ? { number } : {}) } : i)),
       );
+      clearTimeout(timer);
+      timer = setTimeout(() => void reload(), RELOAD_AFTER_MS);
     });
+    return () => {
+      clearTimeout(timer);
+      stop();
+    };
   }, []);
   return { items, error, reload, setItems };
 }
 
 export function InstancesPage() {
-  const user = useSignal(currentUser);
-  const canWrite = user?.role !== 'viewer';
+  const canWrite = useCanWrite();
   const { items, error, reload } = useLiveInstances();
   const [name, setName] = useState('');
   const [network, setNetwork] = useState<'sandbox' | 'whatsapp'>('sandbox');
@@ -74,11 +81,7 @@ export function InstancesPage() {
   const rotate = useAction(async (instance: Instance) => {
     if (!window.confirm(`Issue a new token for ${instance.instanceName}? The old one keeps working for the grace period, then stops.`))
       return;
-    const rotated = await api<{ token: string; oldTokenValidUntil: string | null }>(
-      'POST',
-      `/instance/rotate-token/${encodeURIComponent(instance.instanceId)}`,
-    );
-    instanceTokens.set(instance.instanceId, rotated.token);
+    const rotated = await rotateInstanceToken(instance.instanceId);
     setSecret({
       label: `New token of ${instance.instanceName}`,
       value: rotated.token,
@@ -91,23 +94,9 @@ export function InstancesPage() {
       <h1>Instances</h1>
       {secret ? <SecretBox {...secret} /> : null}
       {canWrite ? (
-        <form
-          class="card inline-form"
-          aria-label="Create an instance"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void create.run();
-          }}
-        >
+        <ActionForm label="Create an instance" class="card inline-form" onSubmit={() => create.run()}>
           <Field label="Name">
-            <input
-              name="instanceName"
-              required
-              pattern="[A-Za-z0-9._\-]{1,64}"
-              title="1 to 64 letters, digits, . _ -"
-              value={name}
-              onInput={(e) => setName(e.currentTarget.value)}
-            />
+            <NameInput name="instanceName" value={name} onInput={setName} />
           </Field>
           <Field label="Network">
             <select name="network" value={network} onChange={(e) => setNetwork(e.currentTarget.value as 'sandbox' | 'whatsapp')}>
@@ -119,7 +108,7 @@ export function InstancesPage() {
             Create instance
           </button>
           <ErrorBox error={create.error} />
-        </form>
+        </ActionForm>
       ) : null}
       <ErrorBox error={error ?? remove.error ?? rotate.error} />
       {items === undefined && !error ? <p class="loading">Loading instances…</p> : null}
@@ -129,7 +118,12 @@ export function InstancesPage() {
       {items && items.length > 0 ? (
         <ul class="instance-list" aria-label="Instances">
           {items.map((instance) => (
-            <li key={instance.instanceId} class="card instance-row" data-instance={instance.instanceName}>
+            <li
+              key={instance.instanceId}
+              class="card instance-row"
+              data-instance={instance.instanceName}
+              data-instance-id={instance.instanceId}
+            >
               <div class="instance-main">
                 <a href={`/instances/${encodeURIComponent(instance.instanceId)}`} class="instance-name">
                   {instance.instanceName}
@@ -137,7 +131,7 @@ export function InstancesPage() {
                 <StatusBadge status={instance.status} />
                 <span class="muted">{instance.network}</span>
                 <span class="muted">{instance.number ? `+${instance.number}` : 'no number linked'}</span>
-                {instance.health !== undefined ? <span class="muted">health: {JSON.stringify(instance.health)}</span> : null}
+                {instance.health ? <HealthBadge health={instance.health} /> : null}
               </div>
               {canWrite ? (
                 <div class="actions">

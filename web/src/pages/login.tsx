@@ -1,7 +1,7 @@
 /** Sign in, first-run registration (the owner) and registration with an invitation code. */
 import { useEffect, useState } from 'preact/hooks';
 import { api, login, register } from '../api';
-import { ErrorBox, Field, useAction } from '../ui';
+import { ActionForm, ErrorBox, Field, useAction } from '../ui';
 
 interface Registration {
   firstUser: boolean;
@@ -36,13 +36,7 @@ export function LoginPage({ invitation }: { invitation: string | undefined }) {
   return (
     <main class="auth-page">
       <h1 class="brand">Waygate</h1>
-      <form
-        class="card"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void submit.run();
-        }}
-      >
+      <ActionForm label={title} onSubmit={() => submit.run()}>
         <h2>{title}</h2>
         {first ? <p>No user exists yet. The first account owns this gateway: it can invite others and change their roles.</p> : null}
         <ErrorBox error={loadError} />
@@ -97,7 +91,7 @@ export function LoginPage({ invitation }: { invitation: string | undefined }) {
             )}
           </p>
         ) : null}
-      </form>
+      </ActionForm>
     </main>
   );
 }

@@ -1,14 +1,9 @@
 /** Operations: gateway stats, failover groups (list, create, delete) and alerts (open ones, acknowledge, rules). */
 import { useEffect, useState } from 'preact/hooks';
-import { api, currentUser } from '../api';
-import { useSignal } from '../store';
-import { Empty, ErrorBox, Field, SecretBox, StatusBadge, time, useAction } from '../ui';
+import { ALERT_KINDS, FAILOVER_POLICIES } from '../../../src/vocabulary.js';
+import { api, type Page } from '../api';
+import { ActionForm, NameInput, Empty, ErrorBox, Field, SecretBox, StatusBadge, time, useAction, useCanWrite, useLoad } from '../ui';
 import { loadInstances, type Instance } from './instances';
-
-interface Page<T> {
-  items: T[];
-  total: number;
-}
 
 interface Stats {
   instances: { total: number; byStatus: Record<string, number>; byNetwork: Record<string, number> };
@@ -57,26 +52,6 @@ interface Rule {
   scope: string;
   muted: boolean;
   mutedUntil: string | null;
-}
-
-const POLICIES = ['priority', 'round-robin', 'least-loaded'] as const;
-
-/** Loads a value, keeping its error; reload() fetches again. */
-function useLoad<T>(load: () => Promise<T>) {
-  const [value, setValue] = useState<T | undefined>();
-  const [error, setError] = useState<unknown>(null);
-  const reload = () =>
-    load().then(
-      (v) => {
-        setValue(v);
-        setError(null);
-      },
-      (e: unknown) => setError(e),
-    );
-  useEffect(() => {
-    void reload();
-  }, []);
-  return { value, error, reload };
 }
 
 function Counts({ label, counts }: { label: string; counts: Record<string, number> }) {
@@ -173,27 +148,14 @@ function GroupsCard({ canWrite }: { canWrite: boolean }) {
       <h2>Failover groups</h2>
       {secret ? <SecretBox {...secret} /> : null}
       {canWrite ? (
-        <form
-          aria-label="Create a failover group"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void create.run();
-          }}
-        >
+        <ActionForm label="Create a failover group" class="" onSubmit={() => create.run()}>
           <div class="inline-form">
             <Field label="Group name">
-              <input
-                name="groupName"
-                required
-                pattern="[A-Za-z0-9._\-]{1,64}"
-                title="1 to 64 letters, digits, . _ -"
-                value={name}
-                onInput={(e) => setName(e.currentTarget.value)}
-              />
+              <NameInput name="groupName" value={name} onInput={setName} />
             </Field>
             <Field label="Policy">
               <select name="policy" value={policy} onChange={(e) => setPolicy(e.currentTarget.value)}>
-                {POLICIES.map((p) => (
+                {FAILOVER_POLICIES.map((p) => (
                   <option key={p} value={p}>
                     {p}
                   </option>
@@ -231,7 +193,7 @@ function GroupsCard({ canWrite }: { canWrite: boolean }) {
             Create group
           </button>
           <ErrorBox error={create.error} />
-        </form>
+        </ActionForm>
       ) : null}
       <ErrorBox error={groups.error ?? remove.error} />
       {groups.value === undefined && !groups.error ? <p class="loading">Loading groups…</p> : null}
@@ -286,12 +248,144 @@ function GroupsCard({ canWrite }: { canWrite: boolean }) {
   );
 }
 
+type AlertKind = (typeof ALERT_KINDS)[number];
+
+/** What each kind's threshold means; kinds without one fire on the condition alone. */
+const THRESHOLD_OF: Partial<Record<AlertKind, string>> = {
+  health_below: 'Health score (0 to 100) below which it fires',
+  dead_letters_above: 'Dead letters above which it fires',
+  outbox_backlog_above: 'Events waiting for delivery above which it fires',
+};
+
+const HOUR = 3600;
+
+function RuleForm({ onCreated }: { onCreated: () => unknown }) {
+  const instances = useLoad(loadInstances);
+  const groups = useLoad(() => api<Page<Group>>('GET', '/admin/failover-groups?limit=500').then((p) => p.items));
+  const [name, setName] = useState('');
+  const [kind, setKind] = useState<AlertKind>('instance_disconnected');
+  const [threshold, setThreshold] = useState('');
+  const [forSeconds, setForSeconds] = useState('60');
+  const [scope, setScope] = useState<'all' | 'instance' | 'group'>('all');
+  const [target, setTarget] = useState('');
+  const [channel, setChannel] = useState('');
+  const [webhookUrl, setWebhookUrl] = useState('');
+  const [secret, setSecret] = useState<string | undefined>();
+  const thresholdLabel = THRESHOLD_OF[kind];
+  const scoped = kind !== 'channel_down';
+  const create = useAction(async () => {
+    setSecret(undefined);
+    const created = await api<{ webhookSecret: string }>('POST', '/admin/alert-rules', {
+      name: name.trim(),
+      kind,
+      webhookUrl: webhookUrl.trim(),
+      ...(thresholdLabel ? { threshold: Number(threshold) } : {}),
+      ...(forSeconds !== '' ? { forSeconds: Number(forSeconds) } : {}),
+      ...(scoped ? { scope } : {}),
+      ...(scoped && scope === 'instance' ? { instanceId: target } : {}),
+      ...(scoped && scope === 'group' ? { groupId: target } : {}),
+      ...(!scoped && channel.trim() ? { channel: channel.trim() } : {}),
+    });
+    setSecret(created.webhookSecret);
+    setName('');
+    await onCreated();
+  });
+  const targets =
+    scope === 'instance'
+      ? (instances.value ?? []).map((i) => ({ id: i.instanceId, label: i.instanceName }))
+      : (groups.value ?? []).map((g) => ({ id: g.groupId, label: g.name }));
+  return (
+    <ActionForm label="Create an alert rule" class="rule-form" onSubmit={() => create.run()}>
+      <h3>New rule</h3>
+      {secret ? (
+        <SecretBox
+          label="Signing secret of the rule's notices"
+          value={secret}
+          note="Shown only now: the notices' X-Webhook-Signature is an HMAC-SHA256 with it."
+        />
+      ) : null}
+      <div class="fields-row">
+        <Field label="Rule name">
+          <input name="ruleName" required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </Field>
+        <Field label="Watches">
+          <select name="kind" value={kind} onChange={(e) => setKind(e.currentTarget.value as AlertKind)}>
+            {ALERT_KINDS.map((k) => (
+              <option key={k} value={k}>
+                {k.replace(/_/g, ' ')}
+              </option>
+            ))}
+          </select>
+        </Field>
+        {thresholdLabel ? (
+          <Field label={thresholdLabel}>
+            <input name="threshold" type="number" min={0} required value={threshold} onInput={(e) => setThreshold(e.currentTarget.value)} />
+          </Field>
+        ) : null}
+        <Field label="For at least (seconds)" hint="How long the condition must hold before it fires.">
+          <input name="forSeconds" type="number" min={0} value={forSeconds} onInput={(e) => setForSeconds(e.currentTarget.value)} />
+        </Field>
+      </div>
+      <div class="fields-row">
+        {scoped ? (
+          <Field label="Scope">
+            <select
+              name="scope"
+              value={scope}
+              onChange={(e) => {
+                setScope(e.currentTarget.value as 'all' | 'instance' | 'group');
+                setTarget('');
+              }}
+            >
+              <option value="all">every instance</option>
+              <option value="instance">one instance</option>
+              <option value="group">a failover group's members</option>
+            </select>
+          </Field>
+        ) : (
+          <Field label="Channel (optional)" hint="webhook, amqp, redis, nats, mqtt…; empty: any channel.">
+            <input name="channel" value={channel} onInput={(e) => setChannel(e.currentTarget.value)} />
+          </Field>
+        )}
+        {scoped && scope !== 'all' ? (
+          <Field label={scope === 'instance' ? 'Instance' : 'Failover group'}>
+            <select name="target" required value={target} onChange={(e) => setTarget(e.currentTarget.value)}>
+              <option value="">choose…</option>
+              {targets.map((t) => (
+                <option key={t.id} value={t.id}>
+                  {t.label}
+                </option>
+              ))}
+            </select>
+          </Field>
+        ) : null}
+        <Field label="Notify (webhook URL)" hint="Receives a signed notice when an alert fires and when it resolves.">
+          <input name="webhookUrl" type="url" required value={webhookUrl} onInput={(e) => setWebhookUrl(e.currentTarget.value)} />
+        </Field>
+      </div>
+      <button type="submit" class="primary" disabled={create.busy}>
+        Create rule
+      </button>
+      <ErrorBox error={create.error ?? instances.error ?? groups.error} />
+    </ActionForm>
+  );
+}
+
 function AlertsCard({ canWrite }: { canWrite: boolean }) {
   const alerts = useLoad(() => api<Page<Alert>>('GET', '/admin/alerts?status=open&limit=200').then((p) => p.items));
   const rules = useLoad(() => api<Page<Rule>>('GET', '/admin/alert-rules?limit=500').then((p) => p.items));
   const ack = useAction(async (alert: Alert) => {
     await api('POST', `/admin/alerts/${encodeURIComponent(alert.alertId)}/acknowledge`);
     await alerts.reload();
+  });
+  const mute = useAction(async (rule: Rule, seconds: number) => {
+    await api('POST', `/admin/alert-rules/${encodeURIComponent(rule.ruleId)}/mute`, { seconds });
+    await rules.reload();
+  });
+  const remove = useAction(async (rule: Rule) => {
+    if (!window.confirm(`Delete the rule ${rule.name}? Its alerts go with it.`)) return;
+    await api('DELETE', `/admin/alert-rules/${encodeURIComponent(rule.ruleId)}`);
+    await Promise.all([rules.reload(), alerts.reload()]);
   });
   return (
     <div class="card">
@@ -305,9 +399,9 @@ function AlertsCard({ canWrite }: { canWrite: boolean }) {
       {alerts.value === undefined && !alerts.error ? <p class="loading">Loading alerts…</p> : null}
       {alerts.value?.length === 0 ? <Empty>No open alert.</Empty> : null}
       {alerts.value && alerts.value.length > 0 ? (
-        <ul aria-label="Open alerts">
+        <ul class="list" aria-label="Open alerts">
           {alerts.value.map((alert) => (
-            <li key={alert.alertId} class="dead-letter">
+            <li key={alert.alertId} class="dead-letter" data-alert-rule={alert.ruleName} data-alert-id={alert.alertId}>
               <span>
                 <strong>{alert.ruleName}</strong> ({alert.kind}) {alert.message}
                 <small class="muted"> since {time(alert.firedAt)}</small>
@@ -323,10 +417,10 @@ function AlertsCard({ canWrite }: { canWrite: boolean }) {
           ))}
         </ul>
       ) : null}
-      <h2>Alert rules</h2>
-      <ErrorBox error={rules.error} />
+      <h2 class="section-head">Alert rules</h2>
+      <ErrorBox error={rules.error ?? mute.error ?? remove.error} />
       {rules.value === undefined && !rules.error ? <p class="loading">Loading rules…</p> : null}
-      {rules.value?.length === 0 ? <Empty>No alert rule. Rules are created through the API (docs/operations.md).</Empty> : null}
+      {rules.value?.length === 0 ? <Empty>No alert rule yet.</Empty> : null}
       {rules.value && rules.value.length > 0 ? (
         <div class="table-wrap">
           <table aria-label="Alert rules">
@@ -337,6 +431,7 @@ function AlertsCard({ canWrite }: { canWrite: boolean }) {
                 <th>Threshold</th>
                 <th>Scope</th>
                 <th>Muted</th>
+                {canWrite ? <th>Actions</th> : null}
               </tr>
             </thead>
             <tbody>
@@ -350,19 +445,31 @@ function AlertsCard({ canWrite }: { canWrite: boolean }) {
                   </td>
                   <td>{rule.scope}</td>
                   <td>{rule.muted ? (rule.mutedUntil ? `until ${time(rule.mutedUntil)}` : 'yes') : 'no'}</td>
+                  {canWrite ? (
+                    <td>
+                      <div class="actions">
+                        <button type="button" disabled={mute.busy} onClick={() => void mute.run(rule, rule.muted ? 0 : HOUR)}>
+                          {rule.muted ? 'Unmute' : 'Mute 1 h'}
+                        </button>
+                        <button type="button" class="danger" onClick={() => void remove.run(rule)}>
+                          Delete rule
+                        </button>
+                      </div>
+                    </td>
+                  ) : null}
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
       ) : null}
+      {canWrite ? <RuleForm onCreated={() => rules.reload()} /> : null}
     </div>
   );
 }
 
 export function OperationsPage() {
-  const user = useSignal(currentUser);
-  const canWrite = user?.role !== 'viewer';
+  const canWrite = useCanWrite();
   return (
     <section>
       <h1>Operations</h1>

@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, changePassword, currentUser, setUser, type User } from '../api';
 import { useSignal } from '../store';
-import { Empty, ErrorBox, Field, SecretBox, time, useAction } from '../ui';
+import { ActionForm, Done, Empty, ErrorBox, Field, SecretBox, time, useAction } from '../ui';
 
 export function ProfilePage() {
   const user = useSignal(currentUser);
@@ -29,14 +29,7 @@ function ProfileForm({ user }: { user: User }) {
     setSaved(true);
   });
   return (
-    <form
-      class="card"
-      aria-label="Profile"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save.run();
-      }}
-    >
+    <ActionForm label="Profile" onSubmit={() => save.run()}>
       <h2>You</h2>
       <p class="muted">Role: {user.role}</p>
       <Field label="Name">
@@ -48,13 +41,9 @@ function ProfileForm({ user }: { user: User }) {
       <button type="submit" class="primary" disabled={save.busy}>
         Save profile
       </button>
-      {saved ? (
-        <p class="success" role="status">
-          Saved.
-        </p>
-      ) : null}
+      <Done>{saved ? 'Saved.' : null}</Done>
       <ErrorBox error={save.error} />
-    </form>
+    </ActionForm>
   );
 }
 
@@ -70,14 +59,7 @@ function PasswordForm() {
     setDone(true);
   });
   return (
-    <form
-      class="card"
-      aria-label="Change password"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void change.run();
-      }}
-    >
+    <ActionForm label="Change password" onSubmit={() => change.run()}>
       <h2>Password</h2>
       <p class="muted">Changing it signs you out everywhere else.</p>
       <Field label="Current password">
@@ -104,13 +86,9 @@ function PasswordForm() {
       <button type="submit" disabled={change.busy}>
         Change password
       </button>
-      {done ? (
-        <p class="success" role="status">
-          Password changed.
-        </p>
-      ) : null}
+      <Done>{done ? 'Password changed.' : null}</Done>
       <ErrorBox error={change.error} />
-    </form>
+    </ActionForm>
   );
 }
 
@@ -180,13 +158,7 @@ function Users({ self }: { self: User }) {
         ))}
       </ul>
       <h3>Invite someone</h3>
-      <form
-        class="inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void invite.run();
-        }}
-      >
+      <ActionForm label="Invite someone" class="inline-form" onSubmit={() => invite.run()}>
         <Field label="Role">
           <select name="role" value={role} onChange={(e) => setRole(e.currentTarget.value)}>
             <option value="operator">operator</option>
@@ -195,7 +167,7 @@ function Users({ self }: { self: User }) {
           </select>
         </Field>
         <button type="submit">Create invitation link</button>
-      </form>
+      </ActionForm>
       {link ? <SecretBox label="Invitation link (one use, 72 hours)" value={link} note="Shown only now. Send it to the person." /> : null}
       {invitations.length === 0 ? <Empty>No invitation yet.</Empty> : null}
       <ul class="list" aria-label="Invitations">
