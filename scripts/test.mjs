@@ -52,14 +52,15 @@ function step(name, command, args) {
 }
 
 step('typecheck', 'npx', ['tsc', '--noEmit']);
-// `npm start` builds the production subset (no tests, no test fixtures): it must compile on its own.
-step('build', 'npx', ['tsc', '-p', 'tsconfig.build.json', '--noEmit']);
+
 step('lint', 'npx', ['eslint', '.']);
 // One format: Prettier's (.prettierrc) over the code; `npm run format` rewrites it.
 step('format', 'npx', ['prettier', '--check', ...FORMATTED]);
-// The web interface: its own type check (DOM, JSX) and a fresh build for the browser test.
+// The web interface: its own type check (DOM, JSX).
 step('web typecheck', 'npx', ['tsc', '-p', 'web/tsconfig.json']);
-step('web build', 'npm', ['run', 'build:web']);
+// What `npm start` runs: the production subset (no tests, no fixtures) and the web interface, built
+// when their sources changed (test/start.test.ts then starts it; the browser test uses web/dist).
+step('build', 'node', ['scripts/start.mjs', '--build-only']);
 
 const extra = process.argv.slice(2);
 const vitest = spawnSync('npx', ['vitest', 'run', ...extra], { stdio: 'inherit' });

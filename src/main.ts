@@ -1,4 +1,6 @@
 /** Starts Waygate as a process: reads the config, builds the gateway, listens, stops on signals. */
+import path from 'node:path';
+import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.js';
 import { createGateway } from './gateway.js';
 
@@ -8,7 +10,8 @@ async function main(): Promise<void> {
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
-      console.error(`Invalid configuration: ${error.message}`);
+      // A JSON line like every other one (the config, and so the logger's settings, is what failed).
+      pino().fatal({ variable: error.message.split(':')[0] }, `Invalid configuration: ${error.message}`);
       process.exit(2);
     }
     throw error;
@@ -18,8 +21,10 @@ async function main(): Promise<void> {
     onFatal: () => process.exit(1),
   });
   if (gateway.adminKeyGenerated) {
-    // Printed once, at the start that generated it; it is kept in DATA_DIR/admin-key.
-    console.log(`\nGenerated admin key (also saved in ${config.dataDir}/admin-key):\n  ${gateway.adminKey}\n`);
+    // Said once, at the start that generated it. The key itself stays out of the log (logs travel
+    // further than the data folder); the line says where to read it.
+    const adminKeyFile = path.join(config.dataDir, 'admin-key');
+    gateway.app.log.warn({ adminKeyFile }, `generated an admin key: read it with \`cat ${adminKeyFile}\` (or set GLOBAL_API_KEY)`);
   }
   const url = await gateway.listen();
   gateway.app.log.info({ url, docs: `${url}/docs` }, 'Waygate is listening');
