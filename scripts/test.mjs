@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { ensureChromium } from './chromium.mjs';
+import { ensurePromtool } from './promtool.mjs';
 import { ensureServices } from './services.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -31,12 +32,14 @@ if (missing.length > 0) {
   failed += missing.length;
 }
 
-// The browser of test/web.e2e.test.ts.
-try {
-  ensureChromium();
-} catch (error) {
-  console.error(error.message);
-  failed += 1;
+// The browser of test/web.e2e.test.ts, and the metrics checker of src/server/server.test.ts.
+for (const ensure of [ensureChromium, ensurePromtool]) {
+  try {
+    ensure();
+  } catch (error) {
+    console.error(error.message);
+    failed += 1;
+  }
 }
 
 function step(name, command, args) {

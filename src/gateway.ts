@@ -40,7 +40,7 @@ import { WhatsAppDriver, whatsappSettings } from './network/whatsapp/driver.js';
 import { MessageRecorder } from './message-store/recorder.js';
 import { MessagingService } from './outgoing/service.js';
 import { MessageStore } from './message-store/store.js';
-import { createMetricsRegistry } from './server/metrics.js';
+import { createMetricsRegistry, TrafficMetrics } from './server/metrics.js';
 import { SessionRegistry } from './sessions/registry.js';
 import { acquireActiveLease } from './storage/active-lease.js';
 import { openStorage, type OpenOptions, type Storage } from './storage/db.js';
@@ -204,6 +204,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const channels = await createChannels(config, log, hub);
   const durableSinks: DurableSink[] = [webhook, ...channels.durable];
 
+  const traffic = new TrafficMetrics();
   const dispatcher = new OutboxDispatcher({
     outbox,
     deadLetters: deadLetterStore,
@@ -211,9 +212,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     sinks: durableSinks,
     clock,
     log: log,
+    observer: traffic.deliveryObserver,
     ...(options.sleep ? { sleep: options.sleep } : {}),
   });
   const bus = new EventBus(outbox, dispatcher, durableSinks, instances, clock, log);
+  bus.onStored((entry) => traffic.stored(entry));
   bus.addLiveSink(hub);
   for (const sink of channels.live) bus.addLiveSink(sink);
 
@@ -280,13 +283,19 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const startedAt = Date.now();
   const deadLetters = new DeadLetterService(deadLetterStore, instances, webhook, clock, (name) => dispatcher.sink(name));
   const channelHealth = () => Object.fromEntries(durableSinks.flatMap((s) => (s.health ? [[s.name, s.health()]] : [])));
-  const metrics = createMetricsRegistry({
-    instancesByStatus: () => instances.countByStatus(),
-    pendingDeliveries: () => outbox.pendingBySink(),
-    websocketClients: () => hub.count(),
-    channels: channelHealth,
-    active: () => lease.role === 'active',
-  });
+  const metrics = createMetricsRegistry(
+    {
+      instancesByStatus: () => instances.countByStatus(),
+      pendingDeliveries: () => outbox.pendingBySink(),
+      oldestPendingDeliveries: () => outbox.oldestPendingBySink(),
+      deadLettersBySink: () => deadLetterStore.countBySink(),
+      websocketClients: () => hub.count(),
+      channels: channelHealth,
+      active: () => lease.role === 'active',
+      now: () => clock.now(),
+    },
+    traffic,
+  );
 
   // Health scores (src/health/): shared, since instance routes show them and failover groups pick by them.
   const health = new HealthService({ instances, clock, backlog: () => backlogCounts(storage.db), intervalMs: config.healthIntervalMs });
@@ -336,6 +345,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     rateLimitStore,
     resolvers,
     standby: () => lease.role === 'standby',
+    onAnswered: (method, route, status, seconds) => traffic.answered(method, route, status, seconds),
     logger: log,
     rootRoutes: modules.flatMap((m) => m.rootRoutes ?? []),
     routes: modules.flatMap((m) => m.routes ?? []),

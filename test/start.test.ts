@@ -29,6 +29,7 @@ async function start(): Promise<{ lines: string[]; stop: () => Promise<void>; ur
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
+  const lines: string[] = [];
   await waitFor(
     async () => {
       if (child.exitCode !== null) throw new Error(`npm start exited: ${out}${err}`);
@@ -39,11 +40,11 @@ async function start(): Promise<{ lines: string[]; stop: () => Promise<void>; ur
   );
   return {
     url,
-    lines: [],
+    lines,
     async stop() {
       child.kill('SIGTERM');
       await exited;
-      this.lines.push(...out.split('\n').filter((line) => line !== ''));
+      lines.push(...out.split('\n').filter((line) => line !== ''));
       expect(err).toBe('');
     },
   };

@@ -29,6 +29,14 @@ export interface DispatcherOptions {
   ids?: IdSource;
   /** Retry jitter; systemRandom unless a test passes its own. */
   random?: Random;
+  /** Told about every delivery attempt (metrics). */
+  observer?: DeliveryObserver;
+}
+
+/** Sees each delivery attempt: `events` is 1, or the size of a batch. */
+export interface DeliveryObserver {
+  attempted(sink: string, events: number, outcome: 'delivered' | 'failed', seconds: number): void;
+  deadLettered(sink: string, events: number): void;
 }
 
 interface Lane {
@@ -226,11 +234,14 @@ export class OutboxDispatcher {
         return;
       }
       attempts += 1;
+      const started = performance.now();
       try {
         await sink.deliverBatch!(entries, instance);
+        this.observe(sink, entries.length, 'delivered', started);
         lane.acked.push(...seqs);
         return;
       } catch (error) {
+        this.observe(sink, entries.length, 'failed', started);
         const status = error instanceof DeliveryError ? error.status : null;
         const message = error instanceof Error ? error.message : String(error);
         const now = this.options.clock.now();
@@ -264,11 +275,14 @@ export class OutboxDispatcher {
         return;
       }
       attempts += 1;
+      const started = performance.now();
       try {
         await sink.deliver(entry, instance);
+        this.observe(sink, 1, 'delivered', started);
         lane.acked.push(entry.seq);
         return;
       } catch (error) {
+        this.observe(sink, 1, 'failed', started);
         const status = error instanceof DeliveryError ? error.status : null;
         const message = error instanceof Error ? error.message : String(error);
         const now = this.options.clock.now();
@@ -286,6 +300,10 @@ export class OutboxDispatcher {
         );
       }
     }
+  }
+
+  private observe(sink: DurableSink, events: number, outcome: 'delivered' | 'failed', started: number): void {
+    this.options.observer?.attempted(sink.name, events, outcome, (performance.now() - started) / 1000);
   }
 
   private async bury(
@@ -314,6 +332,7 @@ export class OutboxDispatcher {
       },
       entry.seq,
     );
+    this.options.observer?.deadLettered(sink.name, 1);
     this.options.log.warn(
       { sink: sink.name, instanceId: entry.instanceId, eventId: entry.eventId, attempts },
       'delivery gave up; stored as dead letter',

@@ -190,6 +190,17 @@ export class OutboxStore {
     return Object.fromEntries(rows.map((row) => [row.sink, Number(row.n)]));
   }
 
+  /** Creation time (epoch ms) of the oldest event each sink has yet to deliver. */
+  async oldestPendingBySink(): Promise<Record<string, number>> {
+    const rows = await this.db
+      .selectFrom('outbox_pending as p')
+      .innerJoin('outbox as o', 'o.seq', 'p.seq')
+      .select(['p.sink', (eb) => eb.fn.min('o.created_at').as('oldest')])
+      .groupBy('p.sink')
+      .execute();
+    return Object.fromEntries(rows.map((row) => [row.sink, Number(row.oldest)]));
+  }
+
   /**
    * Deliveries waiting for sinks that are not configured now (a broker URL removed or mistyped).
    * They are kept — setting the URL again delivers them — and reported, since they also keep their

@@ -37,6 +37,8 @@ export interface AppOptions {
   logger: FastifyBaseLogger;
   /** See AuthOptions.standby. */
   standby?: () => boolean;
+  /** Told about every answer (metrics): the route's template, never the raw URL. */
+  onAnswered?: (method: string, route: string | undefined, status: number, seconds: number) => void;
 }
 
 function validators() {
@@ -70,6 +72,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const { body, text } = validators();
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schemaToValidate(schema) as object));
+
+  const onAnswered = options.onAnswered;
+  if (onAnswered) {
+    app.addHook('onResponse', async (request, reply) => {
+      onAnswered(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
+    });
+  }
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('X-Request-ID', request.id);

@@ -1,7 +1,11 @@
+import fs from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../config.js';
-import { connectedInstance, startGateway, uniqueNumber, type TestGateway } from '../../test/support/gateway.js';
+import { connectedInstance, startGateway, uniqueNumber, waitFor, type TestGateway } from '../../test/support/gateway.js';
+import { WebhookReceiver } from '../../test/support/receiver.js';
+import { ensurePromtool } from '../../scripts/promtool.mjs';
 
 describe('configuration', () => {
   it('has embedded defaults', () => {
@@ -32,7 +36,7 @@ describe('configuration', () => {
 describe('metrics and outbox retention', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startGateway();
+    gw = await startGateway({ env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
   });
   afterAll(async () => gw.stop());
 
@@ -44,6 +48,58 @@ describe('metrics and outbox retention', () => {
     expect(text).toMatch(/^waygate_instances\{status="CONNECTED"\} [1-9]/m);
     expect(text).toContain('nodejs_heap_size_used_bytes');
     expect(text).toContain('waygate_websocket_clients 0');
+  });
+
+  it('counts requests, sends, events and deliveries, and promtool finds nothing to fix', async () => {
+    const receiver = new WebhookReceiver();
+    await receiver.start();
+    try {
+      const a = await connectedInstance(gw, uniqueNumber());
+      expect(
+        (
+          await gw.api('POST', '/api/v1/instance/webhook', {
+            key: a.token,
+            body: { webhookUrl: receiver.url, webhookEvents: ['SEND_MESSAGE'] },
+          })
+        ).status,
+      ).toBe(200);
+      const sent = await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: 'counted' } });
+      expect(sent.status).toBe(200);
+      expect((await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: 'x', text: '' } })).status).toBe(400);
+      await waitFor(() => receiver.events('SEND_MESSAGE').find((e) => e.data.key.id === sent.body.key.id));
+      const text = await waitFor(async () => {
+        const body = await (await fetch(`${gw.url}/metrics`)).text();
+        return /^waygate_deliveries_total\{sink="webhook",outcome="delivered"\} [1-9]/m.test(body) ? body : undefined;
+      });
+      expect(text).toMatch(/^waygate_http_requests_total\{method="POST",route="\/api\/v1\/send\/text",status="200"\} [1-9]/m);
+      expect(text).toMatch(
+        /^waygate_http_request_duration_seconds_bucket\{le="\+Inf",method="POST",route="\/api\/v1\/send\/text"\} [1-9]/m,
+      );
+      expect(text).toMatch(/^waygate_sends_total\{kind="text",outcome="accepted"\} [1-9]/m);
+      expect(text).toMatch(/^waygate_sends_total\{kind="text",outcome="refused"\} [1-9]/m);
+      expect(text).toMatch(/^waygate_events_total\{event="SEND_MESSAGE"\} [1-9]/m);
+      expect(text).toMatch(/^waygate_delivery_duration_seconds_count\{sink="webhook"\} [1-9]/m);
+      expect(text).toContain('# TYPE waygate_outbox_oldest_pending_age_seconds gauge');
+      expect(text).toContain('# TYPE waygate_dead_letters gauge');
+      expect(text).toMatch(/^waygate_instance_health\{instance="[^"]+"\} \d+/m);
+      // Raw URLs never become labels (ids would make the series endless).
+      expect(text).not.toContain(sent.body.key.id);
+
+      // The Grafana dashboard and docs/metrics.md name only metrics that exist.
+      const dashboard = fs.readFileSync(new URL('../../docs/grafana-dashboard.json', import.meta.url), 'utf8');
+      const documented = fs.readFileSync(new URL('../../docs/metrics.md', import.meta.url), 'utf8');
+      const named = new Set(
+        [...`${dashboard}${documented}`.matchAll(/\b(waygate_[a-z_]+)/g)].map((m) => m[1]!.replace(/_(bucket|count|sum)$/, '')),
+      );
+      for (const name of named) expect(text, name).toContain(`# TYPE ${name} `);
+      for (const [, name] of text.matchAll(/^# TYPE (waygate_[a-z_]+) /gm)) expect(documented, name).toContain(`\`${name}\``);
+
+      const check = spawnSync(ensurePromtool(), ['check', 'metrics'], { input: text, encoding: 'utf8' });
+      expect(`${check.stdout}${check.stderr}`).toBe('');
+      expect(check.status).toBe(0);
+    } finally {
+      await receiver.stop();
+    }
   });
 
   it('answers readiness without a key: 200 with storage up on the active process', async () => {

@@ -1,0 +1,2 @@
+export declare const PROMTOOL: string;
+export declare function ensurePromtool(log?: (line: string) => void): string;
