@@ -14,6 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as prettier from 'prettier';
 import { EVENT_DATA } from '../src/network/events.js';
 import { EVENT_TYPES } from '../src/network/port.js';
+import { operationIdOf } from '../src/http/openapi.js';
 import { buildOpenApiDocument } from './openapi-document.js';
 
 type Schema = Record<string, any>;
@@ -24,21 +25,9 @@ export const GENERATED_DIR = path.join(ROOT, 'packages/client/src/generated');
 const PREFIX = '/api/v1';
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
-/** `POST /instance/rotate-token/{instance_id}` -> `postInstanceRotateTokenByInstanceId`: names for operations without an operationId. */
+/** Names for operations without an operationId: the gateway's own rule (src/http/openapi.ts). */
 export function fallbackOperationName(method: string, route: string): string {
-  const words = route
-    .split('/')
-    .filter(Boolean)
-    .flatMap((segment) => {
-      const param = /^\{(.+)\}$/.exec(segment);
-      return param ? ['by', ...param[1]!.split(/[^A-Za-z0-9]+/)] : segment.split(/[^A-Za-z0-9]+/);
-    })
-    .filter(Boolean);
-  return camel([method.toLowerCase(), ...words]);
-}
-
-function camel(words: string[]): string {
-  return words.map((word, i) => (i === 0 ? word.charAt(0).toLowerCase() + word.slice(1) : pascal(word))).join('');
+  return operationIdOf(method, route);
 }
 
 function pascal(word: string): string {

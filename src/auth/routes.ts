@@ -341,6 +341,8 @@ export function authRoutes({ service, hub, adminKey, cookieSecure }: AuthRouteOp
           tags,
           security: BEARER,
           summary: 'Withdraw an invitation (owner)',
+          description:
+            'Owners only. The invitation code stops working at once; a user who already registered with it stays. 404 for an unknown or already used invitation.',
           params: S.InvitationIdParams,
           response: { 200: Type.Object({ deleted: Type.Literal(true), id: Type.String() }), ...errorResponses(401, 403, 404) },
         },

@@ -12,7 +12,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { InstanceService } from '../instance-registry/service.js';
 import { registerAuth, type CredentialResolvers } from './auth.js';
-import { openApiDocument } from './openapi.js';
+import { finishOpenApiDocument, openApiDocument } from './openapi.js';
 import { registerErrorHandling } from './errors.js';
 import { ErrorReply, schemaToValidate } from './schemas.js';
 import type { SlidingWindowStore } from './rate-limit.js';
@@ -99,6 +99,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     openapi: openApiDocument(),
     // Shared schemas keep their $id as their name under components.schemas (e.g. `Error`).
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    transformObject: (document) =>
+      'openapiObject' in document
+        ? finishOpenApiDocument(document.openapiObject as Parameters<typeof finishOpenApiDocument>[0])
+        : document.swaggerObject,
   });
   await app.register(websocket, {
     options: { maxPayload: 64 * 1024 },

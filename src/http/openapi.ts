@@ -1,5 +1,5 @@
 /** The OpenAPI 3.1 document's frame: every decision SPEC leaves open is written down here. */
-import { EventEnvelope } from '../network/events.js';
+import { EVENT_DATA, EventEnvelope, type EventType } from '../network/events.js';
 import { VERSION } from '../version.js';
 
 const DESCRIPTION = `
@@ -19,6 +19,8 @@ Every error is JSON \`{"error": "...", "code": "..."}\`: \`error\` in plain word
 Sliding window of \`RATE_LIMIT_WINDOW_SECONDS\` (default 60): \`RATE_LIMIT_PER_IP\` (default 1200) requests per client IP and \`RATE_LIMIT_PER_KEY\` (default 600) per API key. Kept in memory, or in Redis when \`KV_STORE_URL\` is set (shared by every gateway process).
 
 ## Versioning
+Every operation's \`operationId\` is its HTTP method followed by the words of its path after \`/api/v1\`, each path parameter as \`By<Name>\` (\`POST /send/text\` → \`postSendText\`, \`DELETE /instance/delete/{instance_id}\` → \`deleteInstanceDeleteByInstanceId\`): it never changes while the route exists, and the typed client (\`@waygate/client\`) names its methods after it.
+
 Every route is served under \`/api/v1\` (documented here) and, deprecated, without the prefix. Unprefixed answers carry \`Deprecation: true\` and \`Sunset: 2027-01-01\`; from 2027-01-01 they answer 410. Every response carries \`X-Request-ID\` (a UUID; a valid incoming one is kept).
 
 ## Phone numbers
@@ -84,11 +86,71 @@ Instances created with \`network: "sandbox"\` live on a built-in simulated netwo
 Instances with \`network: "whatsapp"\` (the default) use the real network through Baileys; the linked-device keys live in the gateway's database, so a restart reconnects without a QR. Disconnect reasons in CONNECTION events: \`restart_required\` (reconnects at once), \`connection_lost\`, \`connection_closed\`, \`bad_session\`, \`service_unavailable\` (reconnect with capped exponential backoff and jitter), \`qr_attempts_exhausted\`, \`connection_replaced\` (another client took over: not retried), \`banned_or_blocked\` (403, not retried), and LOGGED_OUT \`device_removed\` / \`logged_out_from_phone\` (keys wiped; connect again for a new QR). People appear by phone address when known; WhatsApp's hidden ids travel beside it (\`key.remoteJidLid\`, \`key.participantLid\`, \`lid\`, \`fromLid\`). A send the network rejects after accepting it arrives as SEND_MESSAGE with \`status: "FAILED"\` and \`error.code\`. Poll votes arrive decrypted as MESSAGE with \`pollVote\`. Buttons, lists, carousels and pix go as raw interactive messages that WhatsApp renders inconsistently and that add ban risk: refused (409) unless the instance setting \`interactiveMessages\` is true. A per-instance proxy is set with \`POST /instance/proxy/{instance_id}\`. Details: docs/whatsapp.md.
 `;
 
+/**
+ * What the gateway POSTs to an instance's webhook (OpenAPI 3.1 `webhooks`): one entry per event type,
+ * the shared envelope with that type's `data`. The same envelope is the WebSocket frame and the broker
+ * payload; the schemas are the ones the gateway's own code is typed with (network/events.ts).
+ */
+function webhooks() {
+  return Object.fromEntries(
+    (Object.keys(EVENT_DATA) as EventType[]).map((type) => [
+      type,
+      {
+        post: {
+          operationId: `webhook${type
+            .toLowerCase()
+            .split('_')
+            .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+            .join('')}`,
+          tags: ['events'],
+          summary: `${type} event`,
+          description:
+            "POSTed to the instance's webhook URL when the instance subscribed to this type (`webhookEvents`). Signed: `X-Webhook-Signature` is the hex HMAC-SHA256 of the raw body with the instance's webhook secret. With `webhookBatch` set, the body is an array of envelopes in `seq` order. Answer 2xx to acknowledge; anything else, or no answer within WEBHOOK_TIMEOUT_MS, is retried with backoff, then kept as a dead letter.",
+          parameters: [
+            {
+              name: 'X-Webhook-Signature',
+              in: 'header',
+              required: true,
+              description: "Hex HMAC-SHA256 of the raw body, keyed with the instance's webhook secret.",
+              schema: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+            },
+          ],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  allOf: [
+                    { $ref: '#/components/schemas/EventEnvelope' },
+                    { type: 'object', properties: { event: { const: type }, data: EVENT_DATA[type] } },
+                  ],
+                },
+              },
+            },
+          },
+          responses: {
+            '200': { description: 'Received (any 2xx counts as delivered).' },
+            '500': { description: 'Not received: the gateway retries (any status other than 2xx, or no answer, counts the same).' },
+          },
+          security: [],
+        },
+      },
+    ]),
+  );
+}
+
 export function openApiDocument() {
   return {
     openapi: '3.1.0',
-    info: { title: 'Waygate API', version: VERSION, description: DESCRIPTION.trim() },
+    info: {
+      title: 'Waygate API',
+      version: VERSION,
+      description: DESCRIPTION.trim(),
+      license: { name: 'GPL-3.0-or-later', identifier: 'GPL-3.0-or-later' },
+      contact: { name: 'Waygate maintainers (problems and security reports: see SECURITY.md in the repository)' },
+    },
     servers: [{ url: '/' }],
+    webhooks: webhooks(),
     components: {
       schemas: { EventEnvelope },
       securitySchemes: {
@@ -121,6 +183,10 @@ export function openApiDocument() {
       { name: 'call', description: 'Calls: reject, history, auto-reject' },
       { name: 'sandbox', description: 'Control of the simulated network (admin)' },
       {
+        name: 'chatwoot',
+        description: 'The Chatwoot link of an instance (inbox, contacts, conversations both ways) and the callback Chatwoot calls',
+      },
+      {
         name: 'admin',
         description:
           'Running many numbers (admin key): failover groups, overview, outbox and dead letters across instances, bulk operations, alerts, backfill',
@@ -128,4 +194,50 @@ export function openApiDocument() {
       { name: 'auth', description: 'Users of the web interface: registration, sign-in (JWT), sessions, profile, users and invitations' },
     ],
   };
+}
+
+const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/**
+ * The operationId of every operation: the HTTP method, then the path's words after /api/v1, with
+ * each path parameter as `By<Name>` — `POST /send/text` -> `postSendText`,
+ * `POST /instance/rotate-token/{instance_id}` -> `postInstanceRotateTokenByInstanceId`. It depends on
+ * the method and path only, so it never changes while the route exists (the typed client's method
+ * names are these).
+ */
+export function operationIdOf(method: string, route: string): string {
+  const words = route
+    .replace(/^\/api\/v1(?=\/|$)/, '')
+    .split('/')
+    .filter(Boolean)
+    .flatMap((segment) => {
+      const param = /^\{(.+)\}$/.exec(segment) ?? /^:(.+)$/.exec(segment);
+      return param ? ['by', ...param[1]!.split(/[^A-Za-z0-9]+/)] : segment.split(/[^A-Za-z0-9]+/);
+    })
+    .filter(Boolean);
+  return [method.toLowerCase(), ...words].map((word, i) => (i === 0 ? word : word.charAt(0).toUpperCase() + word.slice(1))).join('');
+}
+
+/**
+ * The last touches on the generated document, in one place: an operationId per operation
+ * (operationIdOf), `security: []` on operations that declare none (they need no key), and a
+ * definition for every tag an operation uses.
+ */
+export function finishOpenApiDocument<T extends { paths?: Record<string, Record<string, any>>; tags?: { name: string }[] }>(
+  document: T,
+): T {
+  const tags = new Set((document.tags ?? []).map((tag) => tag.name));
+  for (const [route, item] of Object.entries(document.paths ?? {})) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (!OPERATION_METHODS.includes(method) || typeof operation !== 'object' || operation === null) continue;
+      operation.operationId ??= operationIdOf(method, route);
+      operation.security ??= [];
+      for (const tag of (operation.tags as string[] | undefined) ?? []) {
+        if (tags.has(tag)) continue;
+        tags.add(tag);
+        (document.tags ??= []).push({ name: tag });
+      }
+    }
+  }
+  return document;
 }

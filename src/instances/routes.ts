@@ -136,6 +136,8 @@ export function instanceRoutes(instances: InstanceService, lifecycle: InstanceLi
           tags,
           security: INSTANCE,
           summary: 'Webhook settings of the calling instance',
+          description:
+            "The instance's webhook URL (a password in it shown as `***`), the event types it receives, and whether events are batched (`webhookBatch`). The signing secret is never shown; rotate it with the instance token. Change the settings with POST /instance/webhook.",
           response: { 200: S.WebhookReply, ...errorResponses(401, 403) },
         },
       },
@@ -183,6 +185,8 @@ export function instanceRoutes(instances: InstanceService, lifecycle: InstanceLi
           tags,
           security: INSTANCE,
           summary: 'Network settings of the calling instance',
+          description:
+            'How the instance behaves on its network: rejecting calls, ignoring groups, always online, reading messages and status updates, syncing full history. Change them with POST /instance/settings.',
           response: { 200: S.InstanceSettingsReply, ...errorResponses(401, 403) },
         },
       },

@@ -105,6 +105,8 @@ export function sandboxRoutes(sandbox: SandboxService): RoutePlugin {
           tags,
           security: ADMIN,
           summary: 'A contact goes online/offline or types/records',
+          description:
+            'The virtual contact `from` shows a presence to the instance whose number is `to`: `available`/`unavailable` emit a PRESENCE event, `composing`/`recording`/`paused` a CHAT_PRESENCE event in their chat. 404 when no connected sandbox instance has number `to`.',
           body: S.PresenceBody,
           response: { 200: Type.Object({ event: Type.String() }), ...errorResponses(401, 403, 404) },
         },

@@ -455,6 +455,8 @@ export function messageRoutes(messaging: MessagingService): RoutePlugin {
           tags: messageTags,
           security: INSTANCE,
           summary: 'Received-media settings of the calling instance',
+          description:
+            'Whether the MESSAGE events of received media carry the bytes as base64 (up to EVENT_BASE64_MAX_BYTES) besides the download URL that every media event has. Change it with POST /message/media-settings.',
           response: { 200: S.MediaSettings, ...errorResponses(401, 403) },
         },
       },

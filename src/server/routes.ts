@@ -1,5 +1,6 @@
 /** /server/ok liveness and /server/ready readiness (no key). */
 import { Type } from 'typebox';
+import { errorResponsesOf } from '../http/schemas.js';
 import type { RoutePlugin } from '../http/types.js';
 
 export interface HealthSource {
@@ -31,6 +32,9 @@ async function storageState(health: HealthSource): Promise<{ up: boolean; detail
   }
 }
 
+/** No key and no input: the only refusal is the per-address rate limit. */
+const RATE_LIMITED = { 429: errorResponsesOf([429])[429]! };
+
 const ChannelStates = Type.Record(Type.String(), Type.Object({ up: Type.Boolean(), detail: Type.Optional(Type.String()) }));
 const Readiness = Type.Object({
   ready: Type.Boolean({ description: 'true: this process can take requests (storage up and active role)' }),
@@ -58,6 +62,7 @@ export function serverRoutes(health: HealthSource): RoutePlugin {
               role: Type.Enum(['active', 'standby'] as const),
               channels: ChannelStates,
             }),
+            ...RATE_LIMITED,
           },
         },
       },
@@ -79,7 +84,7 @@ export function serverRoutes(health: HealthSource): RoutePlugin {
           description:
             'No key needed; for load balancers and orchestrators. 200 when this process can take requests: its database answers (within 2 s) and it is the `active` process. 503 with the same body when not (database down, or a standby). A configured event channel that is down does not make the process unready — its events wait in the outbox and go out when it is back — but sets `degraded: true`, and `channels` says which.',
           security: [],
-          response: { 200: Readiness, 503: Readiness },
+          response: { 200: Readiness, 503: Readiness, ...RATE_LIMITED },
         },
       },
       async (_request, reply) => {

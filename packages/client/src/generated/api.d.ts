@@ -1484,6 +1484,24 @@ export type GetServerOkResponse = {
   };
 };
 
+export type GetServerReadyResponse = {
+  /** true: this process can take requests (storage up and active role) */
+  ready: boolean;
+  role: 'active' | 'standby';
+  storage: {
+    up: boolean;
+    detail?: string;
+  };
+  channels: {
+    [field: string]: {
+      up: boolean;
+      detail?: string;
+    };
+  };
+  /** true when a configured event channel is down (its events wait in the outbox) */
+  degraded: boolean;
+};
+
 export type GetUserAvatarInput = {
   /** Digits only, with country code, 7 to 15 digits (E.164 without "+"). Normalised to `<number>@s.whatsapp.net`. */
   number: string;
@@ -4977,6 +4995,7 @@ export interface Operations {
   getNewsletterMessages: { route: 'GET /newsletter/messages'; input: GetNewsletterMessagesInput; response: GetNewsletterMessagesResponse };
   getSendBatchByBatchId: { route: 'GET /send/batch/{batchId}'; input: GetSendBatchByBatchIdInput; response: GetSendBatchByBatchIdResponse };
   getServerOk: { route: 'GET /server/ok'; input: void; response: GetServerOkResponse };
+  getServerReady: { route: 'GET /server/ready'; input: void; response: GetServerReadyResponse };
   getUserAvatar: { route: 'GET /user/avatar'; input: GetUserAvatarInput; response: GetUserAvatarResponse };
   getUserBlocklist: { route: 'GET /user/blocklist'; input: GetUserBlocklistInput; response: GetUserBlocklistResponse };
   getUserContacts: { route: 'GET /user/contacts'; input: GetUserContactsInput; response: GetUserContactsResponse };
@@ -5287,6 +5306,7 @@ export interface Routes {
   'GET /newsletter/messages': Operations['getNewsletterMessages'];
   'GET /send/batch/{batchId}': Operations['getSendBatchByBatchId'];
   'GET /server/ok': Operations['getServerOk'];
+  'GET /server/ready': Operations['getServerReady'];
   'GET /user/avatar': Operations['getUserAvatar'];
   'GET /user/blocklist': Operations['getUserBlocklist'];
   'GET /user/contacts': Operations['getUserContacts'];
@@ -5448,6 +5468,8 @@ export interface ApiMethods {
 
   /**
    * Withdraw an invitation (owner)
+   *
+   * Owners only. The invitation code stops working at once; a user who already registered with it stays. 404 for an unknown or already used invitation.
    *
    * `DELETE /auth/invitations/{invitation_id}`
    */
@@ -5825,6 +5847,8 @@ export interface ApiMethods {
   /**
    * Network settings of the calling instance
    *
+   * How the instance behaves on its network: rejecting calls, ignoring groups, always online, reading messages and status updates, syncing full history. Change them with POST /instance/settings.
+   *
    * `GET /instance/settings`
    */
   getInstanceSettings(options?: RequestOptions): Promise<GetInstanceSettingsResponse>;
@@ -5840,6 +5864,8 @@ export interface ApiMethods {
 
   /**
    * Webhook settings of the calling instance
+   *
+   * The instance's webhook URL (a password in it shown as `***`), the event types it receives, and whether events are batched (`webhookBatch`). The signing secret is never shown; rotate it with the instance token. Change the settings with POST /instance/webhook.
    *
    * `GET /instance/webhook`
    */
@@ -5902,6 +5928,8 @@ export interface ApiMethods {
   /**
    * Received-media settings of the calling instance
    *
+   * Whether the MESSAGE events of received media carry the bytes as base64 (up to EVENT_BASE64_MAX_BYTES) besides the download URL that every media event has. Change it with POST /message/media-settings.
+   *
    * `GET /message/media-settings`
    */
   getMessageMediaSettings(options?: RequestOptions): Promise<GetMessageMediaSettingsResponse>;
@@ -5959,6 +5987,15 @@ export interface ApiMethods {
    * `GET /server/ok`
    */
   getServerOk(options?: RequestOptions): Promise<GetServerOkResponse>;
+
+  /**
+   * Readiness
+   *
+   * No key needed; for load balancers and orchestrators. 200 when this process can take requests: its database answers (within 2 s) and it is the `active` process. 503 with the same body when not (database down, or a standby). A configured event channel that is down does not make the process unready — its events wait in the outbox and go out when it is back — but sets `degraded: true`, and `channels` says which.
+   *
+   * `GET /server/ready`
+   */
+  getServerReady(options?: RequestOptions): Promise<GetServerReadyResponse>;
 
   /**
    * Profile picture of a user
@@ -6904,6 +6941,8 @@ export interface ApiMethods {
 
   /**
    * A contact goes online/offline or types/records
+   *
+   * The virtual contact `from` shows a presence to the instance whose number is `to`: `available`/`unavailable` emit a PRESENCE event, `composing`/`recording`/`paused` a CHAT_PRESENCE event in their chat. 404 when no connected sandbox instance has number `to`.
    *
    * `POST /sandbox/presence`
    */

@@ -372,6 +372,7 @@ export const OPERATIONS = {
     response: 'json',
   },
   getServerOk: { method: 'GET', path: '/server/ok', pathParams: [], query: [], body: false, files: [], response: 'json' },
+  getServerReady: { method: 'GET', path: '/server/ready', pathParams: [], query: [], body: false, files: [], response: 'json' },
   getUserAvatar: { method: 'GET', path: '/user/avatar', pathParams: [], query: ['number'], body: false, files: [], response: 'json' },
   getUserBlocklist: {
     method: 'GET',

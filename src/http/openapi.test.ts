@@ -1,0 +1,108 @@
+/**
+ * The OpenAPI contract: one stable operationId per operation (operationIdOf), every operation
+ * described and secured, and a `webhooks` section whose schemas real events of all 13 types, made by
+ * a sandbox gateway, pass.
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectedInstance, recordEvents, startGateway, uniqueNumber, waitFor, type TestGateway } from '../../test/support/gateway.js';
+import { EVENT_TYPES } from '../network/port.js';
+import { sandboxAccount } from '../../test/support/social.js';
+import { operationIdOf } from './openapi.js';
+
+// ajv-formats' CommonJS default export, typed for the ESM import (as in app.ts).
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+
+describe('operationIdOf', () => {
+  it('is the method and the words of the path after /api/v1, parameters as By<Name>', () => {
+    expect(operationIdOf('POST', '/api/v1/send/text')).toBe('postSendText');
+    expect(operationIdOf('delete', '/api/v1/instance/delete/{instance_id}')).toBe('deleteInstanceDeleteByInstanceId');
+    expect(operationIdOf('GET', '/api/v1/instance/webhook-dead-letters/{instance_id}')).toBe('getInstanceWebhookDeadLettersByInstanceId');
+    expect(operationIdOf('get', '/api/v1/chat/:chat_id')).toBe('getChatByChatId');
+  });
+});
+
+describe('the served document', () => {
+  let gw: TestGateway;
+  let document: any;
+
+  beforeAll(async () => {
+    gw = await startGateway();
+    document = (await gw.api('GET', '/api/v1/openapi.json')).body;
+  });
+  afterAll(async () => gw?.stop());
+
+  it('gives every operation a unique operationId by the rule, tags it knows, a summary, a description and its security', () => {
+    const seen = new Set<string>();
+    const tags = new Set(document.tags.map((tag: { name: string }) => tag.name));
+    let operations = 0;
+    for (const [route, item] of Object.entries<Record<string, any>>(document.paths)) {
+      for (const [method, operation] of Object.entries<any>(item)) {
+        if (!METHODS.includes(method)) continue;
+        operations += 1;
+        const where = `${method.toUpperCase()} ${route}`;
+        expect(operation.operationId, where).toBe(operationIdOf(method, route));
+        expect(seen.has(operation.operationId), `${where}: ${operation.operationId} twice`).toBe(false);
+        seen.add(operation.operationId);
+        expect(operation.summary, where).toBeTruthy();
+        expect(operation.description, where).toBeTruthy();
+        expect(Array.isArray(operation.security), where).toBe(true);
+        for (const tag of operation.tags ?? []) expect(tags.has(tag), `${where}: tag ${tag}`).toBe(true);
+      }
+    }
+    expect(operations).toBeGreaterThan(150);
+    // Public routes say so (an empty list), keyed ones name their scheme.
+    expect(document.paths['/api/v1/server/ok'].get.security).toEqual([]);
+    expect(document.paths['/api/v1/send/text'].post.security).not.toEqual([]);
+  });
+
+  it('describes a webhook per event type, and real events of all 13 types pass its schemas', async () => {
+    expect(Object.keys(document.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    ajv.addSchema(document, 'waygate.json');
+    const validators = Object.fromEntries(
+      EVENT_TYPES.map((type) => [type, ajv.getSchema(`waygate.json#/webhooks/${type}/post/requestBody/content/application~1json/schema`)!]),
+    );
+
+    const events = recordEvents(gw);
+    const contact = uniqueNumber();
+    const a = await connectedInstance(gw, uniqueNumber());
+    // A WhatsApp Business account: labels exist only there.
+    await sandboxAccount(gw, { number: a.number, business: true });
+    const call = async (method: string, route: string, body: unknown, key = a.token) => {
+      const res = await gw.api(method, route, { key, body });
+      expect(res.status, `${route}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
+      return res.body;
+    };
+    await call('POST', '/api/v1/sandbox/messages', { from: contact, to: a.number, text: 'hello' }, gw.adminKey);
+    const sent = await call('POST', '/api/v1/send/text', { number: contact, text: 'hi back' });
+    await call('POST', '/api/v1/sandbox/read', { from: contact, to: a.number, messageIds: [sent.key.id] }, gw.adminKey);
+    await call('POST', '/api/v1/sandbox/presence', { from: contact, to: a.number, presence: 'available' }, gw.adminKey);
+    await call('POST', '/api/v1/sandbox/presence', { from: contact, to: a.number, presence: 'composing' }, gw.adminKey);
+    await call('POST', '/api/v1/sandbox/calls', { from: contact, to: a.number, isVideo: false }, gw.adminKey);
+    await call('POST', '/api/v1/chat/history/request', { chatId: contact, count: 5 });
+    await call('POST', '/api/v1/label/create', { name: 'VIP' });
+    await call('POST', '/api/v1/user/block', { number: uniqueNumber() });
+    await call('POST', '/api/v1/group/create', { subject: 'Contract', participants: [contact] });
+    await call('POST', '/api/v1/newsletter/create', { name: 'Contract news' });
+    // QRCODE: a second instance, connected but not scanned.
+    const b = await gw.api('POST', '/api/v1/instance/create', {
+      key: gw.adminKey,
+      body: { instanceName: `qr-${uniqueNumber()}`, network: 'sandbox' },
+    });
+    await call('POST', '/api/v1/instance/connect', undefined, b.body.token);
+
+    for (const type of EVENT_TYPES) {
+      const event = await waitFor(() => events.all.find((e) => e.event === type), 10_000, `a ${type} event`);
+      const valid = validators[type]!(event);
+      expect(valid, `${type}: ${JSON.stringify(validators[type]!.errors)}`).toBe(true);
+    }
+    // And a schema that checks something: an event of one type does not pass another's.
+    const message = events.all.find((e) => e.event === 'MESSAGE');
+    expect(validators.CONNECTION!(message)).toBe(false);
+  });
+});
