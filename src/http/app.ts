@@ -138,6 +138,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
 
   app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
-  await app.register(scalar, { routePrefix: '/docs', configuration: { url: `${API_PREFIX}/openapi.json` } });
+  // The docs page works offline and is ours: no fonts from the vendor's CDN, no buttons or agents
+  // that call the vendor's cloud, no telemetry.
+  await app.register(scalar, {
+    routePrefix: '/docs',
+    configuration: {
+      url: `${API_PREFIX}/openapi.json`,
+      pageTitle: 'Waygate API reference',
+      withDefaultFonts: false,
+      hideClientButton: true,
+      showDeveloperTools: 'never',
+      telemetry: false,
+      agent: { disabled: true },
+      mcp: { disabled: true },
+    } as Record<string, unknown>,
+  });
   return app;
 }

@@ -120,7 +120,7 @@ const DelayMs = Type.Integer({
 const Recipient = Type.String({
   pattern: '^([0-9]{7,15}|[0-9]{6,30}(-[0-9]{1,15})?@g\\.us)$',
   description:
-    'The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/post.',
+    'The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send.',
   examples: ['5511999990000', '120363012345678901@g.us'],
 });
 
