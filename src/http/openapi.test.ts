@@ -59,6 +59,34 @@ describe('the served document', () => {
     expect(document.paths['/api/v1/send/text'].post.security).not.toEqual([]);
   });
 
+  it('has request examples on the send routes, and every example is one the route accepts', async () => {
+    const a = await connectedInstance(gw, uniqueNumber());
+    let examples = 0;
+    for (const [route, item] of Object.entries<Record<string, any>>(document.paths)) {
+      for (const [method, operation] of Object.entries<any>(item)) {
+        // @fastify/swagger lifts a body schema's `examples` to the media type (`example`, or `examples` when several).
+        const json = operation?.requestBody?.content?.['application/json'];
+        const given = json?.examples
+          ? Object.values<any>(json.examples).map((e) => e.value)
+          : json?.example !== undefined
+            ? [json.example]
+            : [];
+        for (const example of given) {
+          examples += 1;
+          const res = await gw.api(method.toUpperCase(), route, { key: a.token, body: example });
+          // Validation passed (a 400 names a schema problem); what happens next may still refuse it
+          // (the example's media URL is not reachable from here, say), but never with a 5xx.
+          expect(res.status, `${method.toUpperCase()} ${route}: ${JSON.stringify(res.body)}`).not.toBe(400);
+          expect(res.status, `${method.toUpperCase()} ${route}`).toBeLessThan(500);
+        }
+      }
+    }
+    expect(document.paths['/api/v1/send/text'].post.requestBody.content['application/json'].example).toMatchObject({
+      text: expect.any(String),
+    });
+    expect(examples).toBeGreaterThanOrEqual(5);
+  });
+
   it('describes a webhook per event type, and real events of all 13 types pass its schemas', async () => {
     expect(Object.keys(document.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
     const ajv = new Ajv2020({ strict: false, allErrors: true });

@@ -179,7 +179,7 @@ export const SendTextBody = Type.Object(
       }),
     ),
   },
-  strict,
+  { ...strict, examples: [{ number: '5511999990001', text: 'Your order #1042 has shipped.' }] },
 );
 
 export const SEND_MEDIA_TYPES = ['image', 'video', 'audio', 'document'] as const;
@@ -199,7 +199,7 @@ export const SendMediaBody = Type.Object(
     ),
     voiceNote: Type.Optional(Type.Boolean({ description: 'Audio only: send as a voice note (push-to-talk). Needs OGG/Opus.' })),
   },
-  strict,
+  { ...strict, examples: [{ number: '5511999990001', media: { url: 'https://example.com/receipt.jpg' }, caption: 'Your receipt' }] },
 );
 
 export const SendLinkBody = Type.Object(
@@ -222,7 +222,17 @@ export const SendLinkBody = Type.Object(
       }),
     ),
   },
-  strict,
+  {
+    ...strict,
+    examples: [
+      {
+        number: '5511999990001',
+        url: 'https://example.com/track/1042',
+        title: 'Track your order',
+        description: 'Order #1042, shipped today',
+      },
+    ],
+  },
 );
 
 export const SendLocationBody = Type.Object(
@@ -234,7 +244,12 @@ export const SendLocationBody = Type.Object(
     address: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Street address.' })),
     url: Type.Optional(HttpUrl('A link about the place.')),
   },
-  strict,
+  {
+    ...strict,
+    examples: [
+      { number: '5511999990001', latitude: -23.5614, longitude: -46.6559, name: 'Our store', address: 'Av. Paulista 1000, São Paulo' },
+    ],
+  },
 );
 
 export const ContactInputSchema = Type.Object(
@@ -375,7 +390,10 @@ export const SendPollBody = Type.Object(
       }),
     ),
   },
-  strict,
+  {
+    ...strict,
+    examples: [{ number: '5511999990001', name: 'Which delivery slot suits you?', options: ['Morning', 'Afternoon', 'Evening'] }],
+  },
 );
 
 export const SendStickerBody = Type.Object(

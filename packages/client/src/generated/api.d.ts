@@ -4050,7 +4050,7 @@ export type PostSendBatchTextResponse = {
 };
 
 export type PostSendButtonInput = {
-  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/post. */
+  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
   number: string;
   /** Reply to (quote) a stored message. */
   quoted?: {
@@ -4118,7 +4118,7 @@ export type PostSendButtonResponse = {
 };
 
 export type PostSendCarouselInput = {
-  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/post. */
+  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
   number: string;
   /** Reply to (quote) a stored message. */
   quoted?: {
@@ -4189,7 +4189,7 @@ export type PostSendCarouselResponse = {
 };
 
 export type PostSendContactInput = {
-  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/post. */
+  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
   number: string;
   /** Reply to (quote) a stored message. */
   quoted?: {
@@ -4241,7 +4241,7 @@ export type PostSendContactResponse = {
 };
 
 export type PostSendForwardInput = {
-  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/post. */
+  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
   number: string;
   /** Id of a message this instance sent or received (its media is sent again). */
   messageId: string;
@@ -4270,7 +4270,7 @@ export type PostSendForwardResponse = {
 };
 
 export type PostSendLinkInput = {
-  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/post. */
+  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
   number: string;
   /** Reply to (quote) a stored message. */
   quoted?: {
@@ -4325,7 +4325,7 @@ export type PostSendLinkResponse = {
 };
 
 export type PostSendListInput = {
-  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/post. */
+  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
   number: string;
   /** Reply to (quote) a stored message. */
   quoted?: {
@@ -4380,7 +4380,7 @@ export type PostSendListResponse = {
 };
 
 export type PostSendLocationInput = {
-  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/post. */
+  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
   number: string;
   /** Reply to (quote) a stored message. */
   quoted?: {
@@ -4424,7 +4424,7 @@ export type PostSendLocationResponse = {
 };
 
 export type PostSendMediaInput = {
-  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/post. */
+  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
   number: string;
   /** Reply to (quote) a stored message. */
   quoted?: {
@@ -4477,7 +4477,7 @@ export type PostSendMediaResponse = {
 };
 
 export type PostSendPixInput = {
-  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/post. */
+  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
   number: string;
   /** Reply to (quote) a stored message. */
   quoted?: {
@@ -4521,7 +4521,7 @@ export type PostSendPixResponse = {
 };
 
 export type PostSendPollInput = {
-  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/post. */
+  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
   number: string;
   /** Reply to (quote) a stored message. */
   quoted?: {
@@ -4639,7 +4639,7 @@ export type PostSendStatusTextResponse = {
 };
 
 export type PostSendStickerInput = {
-  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/post. */
+  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
   number: string;
   /** Reply to (quote) a stored message. */
   quoted?: {
@@ -4686,7 +4686,7 @@ export type PostSendStickerResponse = {
 };
 
 export type PostSendTextInput = {
-  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/post. */
+  /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
   number: string;
   /** Reply to (quote) a stored message. */
   quoted?: {
