@@ -18,6 +18,11 @@ export const ERROR_CODES = {
   read_only: { status: 403, meaning: 'A read-only caller on a route that changes something.' },
   rate_limited: { status: 429, meaning: 'Rate limit exceeded (SPEC text: "rate limit exceeded"); the body has `retryAfter` in seconds.' },
   standby: { status: 503, meaning: 'This gateway process is on standby; another process is active for the database.' },
+  too_many_streams: {
+    status: 429,
+    meaning: 'The instance already has WS_MAX_CONNECTIONS_PER_INSTANCE event streams open (a /ws upgrade refused before it happens).',
+  },
+  wrong_instance: { status: 403, meaning: 'The token belongs to another instance than the `instanceId` asked for (a /ws upgrade).' },
   gone: { status: 410, meaning: 'An unprefixed route called after its sunset (2027-01-01).' },
 
   // the HTTP layer (http/errors.ts)
@@ -169,6 +174,8 @@ function fail(code: ErrorCode, message: string, extra?: Record<string, unknown>)
 export const errors = {
   invalidApiKey: () => fail('invalid_api_key', 'invalid api key'),
   tokenExpired: () => fail('token_expired', 'token expired, please use the new token'),
+  tooManyStreams: () => fail('too_many_streams', 'too many WebSocket connections for this instance'),
+  wrongInstance: () => fail('wrong_instance', 'token does not belong to this instanceId'),
   adminOnly: () => fail('admin_only', 'this route needs the admin key'),
   /** A read-only caller (a viewer's session) on a route that changes something. */
   readOnlyCaller: () => fail('read_only', 'this account may only read; ask an owner or operator'),

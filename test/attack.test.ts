@@ -9,7 +9,15 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { connectedInstance, startGateway, uniqueNumber, waitFor, type TestGateway, type TestInstance } from './support/gateway.js';
+import {
+  connectedInstance,
+  refusedUpgrade,
+  startGateway,
+  uniqueNumber,
+  waitFor,
+  type TestGateway,
+  type TestInstance,
+} from './support/gateway.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { makeSamples, type Samples } from './support/media.js';
@@ -51,12 +59,9 @@ const ADMIN_ROUTES: [string, string, unknown?][] = [
   ['POST', '/api/v1/sandbox/scan', { instanceId: 'x', number: '5511999990000' }],
 ];
 
-function ws(query: string): Promise<{ code: number; reason: string }> {
-  const socket = new WebSocket(`${gw.url.replace('http', 'ws')}/api/v1/ws?${query}`);
-  return new Promise((resolve) => {
-    socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() }));
-    socket.on('error', () => undefined);
-  });
+/** A /ws upgrade the gateway must refuse: its HTTP status and error body. */
+function ws(query: string): Promise<{ status: number; body: any }> {
+  return refusedUpgrade(`${gw.url.replace('http', 'ws')}/api/v1/ws?${query}`);
 }
 
 beforeAll(async () => {
@@ -123,16 +128,16 @@ describe('keys', () => {
       expect(res.status, `${method} ${route}`).toBe(401);
       expect(res.body).toMatchObject({ error: 'token expired, please use the new token' });
     }
-    expect(await ws(`token=${victim.token}&instanceId=${victim.id}`)).toEqual({
-      code: 4401,
-      reason: 'token expired, please use the new token',
+    expect(await ws(`token=${victim.token}&instanceId=${victim.id}`)).toMatchObject({
+      status: 401,
+      body: { error: 'token expired, please use the new token' },
     });
     await gw.api('DELETE', `/api/v1/instance/delete/${victim.id}`, { key: gw.adminKey });
     for (const [method, route, body] of INSTANCE_ROUTES) {
       const res = await gw.api(method, route, { key: rotated.body.newToken, ...(body ? { body } : {}) });
       expect(res.status, `${method} ${route}`).toBe(401);
     }
-    expect((await ws(`token=${rotated.body.newToken}&instanceId=${victim.id}`)).code).toBe(4401);
+    expect((await ws(`token=${rotated.body.newToken}&instanceId=${victim.id}`)).status).toBe(401);
   });
 });
 
@@ -179,7 +184,10 @@ describe('one instance reaching for another', () => {
     expect((await gw.api('GET', `/api/v1/instance/webhook-dead-letters/${a.id}`, { key: b.token })).status).toBe(403);
     expect((await gw.api('GET', `/api/v1/instance/webhook-dead-letters/${a.id}`, { key: a.token })).status).toBe(403);
     // The stream of another instance.
-    expect(await ws(`token=${b.token}&instanceId=${a.id}`)).toEqual({ code: 4403, reason: 'token does not belong to this instanceId' });
+    expect(await ws(`token=${b.token}&instanceId=${a.id}`)).toMatchObject({
+      status: 403,
+      body: { error: 'token does not belong to this instanceId' },
+    });
   });
 });
 
@@ -391,7 +399,7 @@ describe('web-user tokens (JWT) misused', () => {
       const res = await gw.api(method, route, { headers: bearer(owner.accessToken), ...(body ? { body } : {}) });
       expect(res.status, `${method} ${route}`).toBe(401);
     }
-    expect(await closeOf('/api/v1/ws', `token=${owner.accessToken}&instanceId=${a.id}`)).toBe(4401);
+    expect((await ws(`token=${owner.accessToken}&instanceId=${a.id}`)).status).toBe(401);
   });
 
   it('a viewer may read but every write route class answers 403, and the admin stream refuses it', async () => {

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { ManualClock } from '../clock.js';
-import { connectedInstance, createInstance, startGateway, uniqueNumber, waitFor, type TestGateway } from '../../test/support/gateway.js';
+import {
+  connectedInstance,
+  createInstance,
+  refusedUpgrade,
+  startGateway,
+  uniqueNumber,
+  waitFor,
+  type TestGateway,
+} from '../../test/support/gateway.js';
 
 interface Client {
   socket: WebSocket;
@@ -67,19 +75,25 @@ describe('WebSocket event stream', () => {
     current.socket.close();
   });
 
-  it('refuses missing, invalid and foreign tokens with close codes and reasons', async () => {
+  it('refuses missing, invalid and foreign tokens before the upgrade, with an HTTP status and the error body', async () => {
     const a = await createInstance(gw);
     const b = await createInstance(gw);
-    expect(await open(gw, `instanceId=${a.id}`).closed).toEqual({
-      code: 4400,
-      reason: 'token and instanceId query parameters are required',
+    const url = (query: string) => `${gw.url.replace('http', 'ws')}/api/v1/ws?${query}`;
+    expect(await refusedUpgrade(url(`instanceId=${a.id}`))).toMatchObject({
+      status: 400,
+      body: { code: 'validation_failed', error: 'token and instanceId query parameters are required' },
     });
-    expect(await open(gw, `token=nope&instanceId=${a.id}`).closed).toEqual({ code: 4401, reason: 'invalid api key' });
-    expect(await open(gw, `token=${gw.adminKey}&instanceId=${a.id}`).closed).toEqual({ code: 4401, reason: 'invalid api key' });
-    expect(await open(gw, `token=${b.token}&instanceId=${a.id}`).closed).toEqual({
-      code: 4403,
-      reason: 'token does not belong to this instanceId',
+    expect(await refusedUpgrade(url(`token=nope&instanceId=${a.id}`))).toMatchObject({ status: 401, body: { error: 'invalid api key' } });
+    expect(await refusedUpgrade(url(`token=${gw.adminKey}&instanceId=${a.id}`))).toMatchObject({
+      status: 401,
+      body: { error: 'invalid api key' },
     });
+    expect(await refusedUpgrade(url(`token=${b.token}&instanceId=${a.id}`))).toMatchObject({
+      status: 403,
+      body: { code: 'wrong_instance', error: 'token does not belong to this instanceId' },
+    });
+    // The deprecated path refuses the same way.
+    expect((await refusedUpgrade(`${gw.url.replace('http', 'ws')}/ws?token=nope&instanceId=${a.id}`)).status).toBe(401);
   });
 
   it('accepts a rotated token during its grace period and refuses it after', async () => {
@@ -90,9 +104,9 @@ describe('WebSocket event stream', () => {
     await subscribed(gw, old, a.id, 2);
     await subscribed(gw, fresh, a.id, 2);
     clock.advance(61_000);
-    expect(await open(gw, `token=${a.token}&instanceId=${a.id}`).closed).toEqual({
-      code: 4401,
-      reason: 'token expired, please use the new token',
+    expect(await refusedUpgrade(`${gw.url.replace('http', 'ws')}/api/v1/ws?token=${a.token}&instanceId=${a.id}`)).toMatchObject({
+      status: 401,
+      body: { code: 'token_expired', error: 'token expired, please use the new token' },
     });
     old.socket.close();
     fresh.socket.close();
@@ -176,14 +190,14 @@ describe('WebSocket streams and their tokens (real time)', () => {
     expect(await client.closed).toEqual({ code: 4401, reason: 'token expired, please use the new token' });
   });
 
-  it('refuses streams past WS_MAX_CONNECTIONS_PER_INSTANCE with 4429', async () => {
+  it('refuses streams past WS_MAX_CONNECTIONS_PER_INSTANCE with 429 before the upgrade', async () => {
     const a = await connectedInstance(gw, uniqueNumber());
     const clients = [0, 1, 2].map(() => open(gw, `token=${a.token}&instanceId=${a.id}`));
     for (const client of clients) await subscribed(gw, client, a.id, 1);
     await waitFor(() => (gw.hub.count(a.id) === 3 ? true : undefined));
-    expect(await open(gw, `token=${a.token}&instanceId=${a.id}`).closed).toEqual({
-      code: 4429,
-      reason: 'too many WebSocket connections for this instance',
+    expect(await refusedUpgrade(`${gw.url.replace('http', 'ws')}/api/v1/ws?token=${a.token}&instanceId=${a.id}`)).toMatchObject({
+      status: 429,
+      body: { code: 'too_many_streams', error: 'too many WebSocket connections for this instance' },
     });
     // Another instance has its own allowance.
     const b = await connectedInstance(gw, uniqueNumber());

@@ -1,5 +1,6 @@
 /** Starts a real gateway in-process on a free port, against SQLite or PostgreSQL, for end-to-end tests. */
 import { randomBytes } from 'node:crypto';
+import WebSocket from 'ws';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -177,4 +178,27 @@ export function recordEvents(gw: TestGateway): RecordedEvents {
     next: (instanceId, type, match = () => true, timeoutMs = 10_000) =>
       waitFor(() => of(instanceId, type).find(match), timeoutMs, `${type} event of ${instanceId}`),
   };
+}
+
+/**
+ * Opens a WebSocket to `url` that the gateway is expected to refuse before the upgrade; answers the
+ * HTTP status and JSON body of the refusal (fails when the upgrade succeeds instead).
+ */
+export function refusedUpgrade(url: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url);
+    socket.on('unexpected-response', (_request, response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: response.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
+      });
+    });
+    socket.on('open', () => {
+      socket.close();
+      reject(new Error(`the upgrade to ${url.split('?')[0]} was accepted`));
+    });
+    socket.on('error', () => undefined);
+  });
 }
