@@ -216,6 +216,17 @@ describe('MCP server at /mcp', () => {
 
     const contacts = await call(client, 'search_contacts', { query: b.number!.slice(-6) });
     expect(contacts.structuredContent.items.map((c: any) => c.number)).toContain(b.number);
+
+    // An @lid id (as message keys carry it) resolves to the phone number behind it.
+    const resolvedB = await gw.api('POST', '/api/v1/user/resolve', { key: a.token, body: { ids: [b.number] } });
+    const lid = resolvedB.body.items[0].lid as string;
+    expect(lid).toMatch(/@lid$/);
+    const byLid = await call(client, 'search_contacts', { query: lid });
+    expect(byLid.structuredContent.items).toEqual([expect.objectContaining({ jid: `${b.number}@s.whatsapp.net`, number: b.number, lid })]);
+    expect(byLid.content[0].text).toContain(b.number);
+    const unknown = await call(client, 'search_contacts', { query: '999999999999999@lid' });
+    expect(unknown.structuredContent.items).toEqual([]);
+    expect(unknown.content[0].text).toMatch(/not revealed the phone number/);
   });
 
   it('sends the other kinds: location, contact, poll, reaction, read marks and typing', async () => {

@@ -9,6 +9,7 @@ import { Type, type TObject, type TSchema } from 'typebox';
 import { ChatQuery, ListQuery, SearchQuery } from '../chats/schema.js';
 import { GroupQuery } from '../groups/schema.js';
 import { ChatId, MessageId, PagingQuery } from '../http/schemas.js';
+import { PERSON_ADDRESS_PATTERN } from '../network/addressing.js';
 import { CreateBody, PairBody } from '../instances/schema.js';
 import { FindQuery, PresenceBody, ReactBody, ReadBody } from '../messages/schema.js';
 import { SendContactBody, SendLocationBody, SendMediaBody, SendPollBody, SendTextBody } from '../outgoing/schema.js';
@@ -74,6 +75,14 @@ type Page = { items: Json[]; total: number; offset: number; limit: number };
 
 const get = (path: string, query?: RestCall['query']): RestCall => ({ method: 'GET', path, ...(query ? { query } : {}) });
 const post = (path: string, body: unknown): RestCall => ({ method: 'POST', path, body });
+
+/** The phone number <-> LID pair of one address, through POST /user/resolve. */
+async function resolved(id: string, context: ToolContext): Promise<{ jid: string | null; number: string | null; lid: string | null }> {
+  const answer = (await context.rest(post('/user/resolve', { ids: [id] }))) as {
+    items: { jid: string | null; number: string | null; lid: string | null }[];
+  };
+  return answer.items[0] ?? { jid: null, number: null, lid: null };
+}
 
 function pageText(page: Page, what: string, line: (item: Json) => string): string {
   const shown = page.items.length === 0 ? `No ${what}.` : page.items.map(line).join('\n');
@@ -280,10 +289,13 @@ export const TOOLS: ToolDefinition[] = [
       { additionalProperties: false },
     ),
     effect: 'read',
-    routes: ['GET /user/contacts'],
+    routes: ['GET /user/contacts', 'POST /user/resolve'],
     async run(args: { query: string; limit: number }, context) {
       const query = args.query.trim().toLowerCase();
       const digits = query.replace(/[^0-9]/g, '');
+      // An address (a LID or a phone JID) is resolved first: contacts are listed by phone JID.
+      const person = new RegExp(PERSON_ADDRESS_PATTERN).test(query) && query.includes('@') ? await resolved(query, context) : undefined;
+      const target = person ? (person.jid ?? person.lid) : query;
       const matches: Json[] = [];
       // The contact list has no server-side search: scan it page by page (bounded).
       for (let offset = 0; offset < 5000 && matches.length < args.limit; offset += 500) {
@@ -295,18 +307,26 @@ export const TOOLS: ToolDefinition[] = [
             .toLowerCase();
           const jid = show(contact.jid).toLowerCase();
           const hit = query.includes('@')
-            ? jid === query
+            ? jid === target
             : name.includes(query) || (digits.length >= 3 && show(contact.number).includes(digits));
-          if (hit) matches.push(contact);
+          if (hit) matches.push(person ? { ...contact, lid: person.lid } : contact);
           if (matches.length >= args.limit) break;
         }
         if (offset + page.items.length >= page.total) break;
       }
-      const unresolved = query.endsWith('@lid') ? ' The gateway knows no phone number for this @lid id.' : '';
+      // A person who is not a contact is still worth an answer when the address resolved.
+      if (matches.length === 0 && person?.jid)
+        matches.push({ jid: person.jid, number: person.number, lid: person.lid, name: null, contact: false });
+      const unresolved = person && !person.jid ? ' WhatsApp has not revealed the phone number behind this @lid id to this account.' : '';
       const text =
         matches.length === 0
           ? `No contact matches "${args.query}".${unresolved}`
-          : matches.map((c) => `- ${show(c.name ?? c.pushName ?? '(no name)')}: ${show(c.number)} [${show(c.jid)}]`).join('\n');
+          : matches
+              .map(
+                (c) =>
+                  `- ${show(c.name ?? c.pushName ?? '(no name)')}: ${show(c.number)} [${show(c.jid)}${c.lid ? `, ${show(c.lid)}` : ''}]${c.contact === false ? ' (not a contact)' : ''}`,
+              )
+              .join('\n');
       return ok(text, { items: matches });
     },
   },

@@ -32,3 +32,16 @@ export function chatJidOf(chatId: string): string {
   if (/^[0-9]{1,25}@lid$/.test(chatId) || isGroupJid(chatId) || isNewsletterJid(chatId)) return chatId;
   throw errors.badRequest(`${chatId} is not a chat id (a number, <number>@s.whatsapp.net, <id>@lid, <id>@g.us or <id>@newsletter)`);
 }
+
+/** The pattern of a person's address: a phone number, a phone JID (device suffix allowed) or a LID. */
+export const PERSON_ADDRESS_PATTERN = '^([0-9]{7,15}|[0-9]{7,15}(:[0-9]+)?@s\\.whatsapp\\.net|[0-9]{1,25}(:[0-9]+)?@lid)$';
+
+/** A person's address as either side of the phone <-> LID pair; 400 otherwise. */
+export function personAddressOf(id: string): { number: string } | { lid: string } {
+  if (isPhoneNumber(id)) return { number: id };
+  const phone = /^([0-9]{7,15})(:[0-9]+)?@s\.whatsapp\.net$/.exec(id)?.[1];
+  if (phone) return { number: phone };
+  const lid = /^([0-9]{1,25})(:[0-9]+)?@lid$/.exec(id)?.[1];
+  if (lid) return { lid: `${lid}@lid` };
+  throw errors.badRequest(`${id} is not a person's address (a number, <number>@s.whatsapp.net or <id>@lid)`);
+}

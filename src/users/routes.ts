@@ -61,6 +61,23 @@ export function userRoutes(users: UserService): RoutePlugin {
       async (request) => users.contacts(callerInstance(request), request.query),
     );
 
+    app.post(
+      '/user/resolve',
+      {
+        config: instance,
+        schema: {
+          tags,
+          security: INSTANCE,
+          summary: 'Resolve LIDs and phone numbers',
+          description:
+            "WhatsApp names people more and more by a hidden id (LID, `<id>@lid`) instead of their number. Give LIDs, numbers or phone JIDs; each answer pairs the phone number with the LID as far as this instance knows them: learnt from messages, history sync and contacts, Baileys' mapping store, and for a number by asking WhatsApp. The number behind a LID stays null when the network has not revealed it to this account. Events already carry the phone JID wherever it is known, with the LID beside it (`remoteJidLid`, `participantLid`). On the sandbox network every number on it has a stable LID.",
+          body: S.ResolveBody,
+          response: { 200: S.ResolveReply, ...errorResponses(...refusals) },
+        },
+      },
+      async (request) => users.resolveAddresses(callerInstance(request), request.body.ids),
+    );
+
     app.get(
       '/user/privacy',
       {

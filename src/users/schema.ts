@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import { ImageField } from '../http/image-input.js';
 import { PhoneNumber } from '../http/schemas.js';
+import { PERSON_ADDRESS_PATTERN } from '../network/addressing.js';
 
 export const NumberQuery = Type.Object({ number: PhoneNumber }, { additionalProperties: false });
 export const NumberBody = Type.Object({ number: PhoneNumber }, { additionalProperties: false });
@@ -43,6 +44,31 @@ export const ContactSchema = Type.Object({
   name: Nullable(Type.String()),
   isBusiness: Type.Boolean(),
 });
+
+const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+
+export const ResolveBody = Type.Object(
+  {
+    ids: Type.Array(
+      Type.String({
+        pattern: PERSON_ADDRESS_PATTERN,
+        description: 'A phone number (digits with country code), a phone JID (`<number>@s.whatsapp.net`) or a LID (`<id>@lid`).',
+        examples: ['200000000000011@lid'],
+      }),
+      { minItems: 1, maxItems: 100, description: 'The addresses to resolve, 1 to 100.' },
+    ),
+  },
+  { additionalProperties: false, examples: [{ ids: ['200000000000011@lid', '5511999990000'] }] },
+);
+
+export const AddressPairSchema = Type.Object({
+  id: Type.String({ description: 'The address as asked.' }),
+  jid: NullableString('The phone JID (`<number>@s.whatsapp.net`); null when the network has not revealed the number behind a LID.'),
+  number: NullableString('The phone number (digits); null with `jid`.'),
+  lid: NullableString('The LID (`<id>@lid`); null when unknown (e.g. a number not on the network).'),
+});
+
+export const ResolveReply = Type.Object({ items: Type.Array(AddressPairSchema, { description: 'One per asked id, in order.' }) });
 
 const audience = (what: string) =>
   Type.Enum(['all', 'contacts', 'contact_blacklist', 'none'] as const, { description: `Who sees ${what}.` });

@@ -25,6 +25,10 @@ export class UserService {
     return { items, total, ...page };
   }
 
+  async resolveAddresses(instance: Instance, ids: string[]) {
+    return { items: await (await this.users(instance)).resolveAddresses(ids) };
+  }
+
   async privacy(instance: Instance) {
     return (await this.users(instance)).privacy();
   }

@@ -158,6 +158,32 @@ describe('/user on the sandbox network', () => {
     expect(expectStatus(await get(a, '/user/contacts?limit=1'), 200)).toMatchObject({ total: 2, limit: 1 });
   });
 
+  it('resolves LIDs and numbers both ways; unknown ones stay null; bad ids are a 400 naming them', async () => {
+    const [a, b] = await acquainted();
+    const first = expectStatus(await post(a, '/user/resolve', { ids: [b.number] }), 200);
+    const lid = first.items[0].lid as string;
+    expect(lid).toMatch(/^[0-9]{15}@lid$/);
+    expect(first.items).toEqual([{ id: b.number, jid: jid(b.number), number: b.number, lid }]);
+
+    const stranger = uniqueNumber();
+    const answer = expectStatus(
+      await post(a, '/user/resolve', { ids: [lid, `${b.number}:3@s.whatsapp.net`, '999999999999999@lid', stranger] }),
+      200,
+    );
+    expect(answer.items).toEqual([
+      { id: lid, jid: jid(b.number), number: b.number, lid },
+      { id: `${b.number}:3@s.whatsapp.net`, jid: jid(b.number), number: b.number, lid },
+      { id: '999999999999999@lid', jid: null, number: null, lid: '999999999999999@lid' },
+      { id: stranger, jid: jid(stranger), number: stranger, lid: null },
+    ]);
+    // The same LID for the same person, whoever asks.
+    expect(expectStatus(await post(b, '/user/resolve', { ids: [b.number] }), 200).items[0].lid).toBe(lid);
+
+    expectError(await post(a, '/user/resolve', { ids: ['hello@g.us'] }), 400, /ids/);
+    expectError(await post(a, '/user/resolve', { ids: [] }), 400, /fewer than 1/);
+    expectError(await post(a, '/user/resolve', { ids: Array.from({ length: 101 }, () => b.number) }), 400, /more than 100/);
+  });
+
   it('blocks and unblocks; blocked people see nothing and cannot add the instance to groups', async () => {
     const [a, b] = await acquainted();
     await post(a, '/user/profile/picture', { image: PNG_BASE64 });

@@ -30,6 +30,20 @@ export interface Contact {
   isBusiness: boolean;
 }
 
+/**
+ * One address resolved both ways: a phone number and the hidden id (LID, `<id>@lid`) WhatsApp uses
+ * for the same person. Either side is null when the network has not told this account.
+ */
+export interface AddressPair {
+  /** The id as asked (digits, a phone JID or a LID). */
+  id: string;
+  /** The phone JID (`<digits>@s.whatsapp.net`), when known. */
+  jid: string | null;
+  number: string | null;
+  /** The LID (`<id>@lid`), when known. */
+  lid: string | null;
+}
+
 export type PrivacyAudience = 'all' | 'contacts' | 'contact_blacklist' | 'none';
 
 export interface PrivacySettings {
@@ -62,6 +76,8 @@ export interface UserOperations {
   info(number: string): Promise<UserInfo>;
   avatar(number: string): Promise<PictureView>;
   contacts(page: PageRequest): Promise<PageOf<Contact>>;
+  /** Phone number <-> LID for each id (digits, phone JID or LID), in the order asked. */
+  resolveAddresses(ids: string[]): Promise<AddressPair[]>;
   privacy(): Promise<PrivacySettings>;
   setPrivacy(patch: Partial<PrivacySettings>): Promise<PrivacySettings>;
   block(number: string): Promise<void>;

@@ -93,6 +93,11 @@ export class SandboxNetwork {
     return session;
   }
 
+  /** Numbers the network knows by a session or a name. */
+  knownNumbers(): Iterable<string> {
+    return new Set([...this.linked.keys(), ...this.names.keys()]);
+  }
+
   setName(number: string, name: string): void {
     this.names.set(number, name);
   }

@@ -5,6 +5,7 @@
 import { errors } from '../../errors.js';
 import {
   toJid,
+  type AddressPair,
   type Contact,
   type ImageInput,
   type OwnProfile,
@@ -17,7 +18,8 @@ import {
   type UserOperations,
   type EventData,
 } from '../port.js';
-import { pictureUrl, storePicture, type AccountState, type SandboxWorld } from './world.js';
+import { pictureUrl, sandboxLidOf, storePicture, type AccountState, type SandboxWorld } from './world.js';
+import { personAddressOf } from '../addressing.js';
 import { pageOf } from '../paging.js';
 
 export class SandboxUsers implements UserOperations {
@@ -52,6 +54,20 @@ export class SandboxUsers implements UserOperations {
     const picture = account?.picture ?? null;
     const visible = picture !== null && this.world.allows(number, viewer, account?.privacy.profilePicture ?? 'all');
     return { jid: toJid(number), pictureId: visible ? picture.pictureId : null, url: visible ? pictureUrl(picture) : null };
+  }
+
+  async resolveAddresses(ids: string[]): Promise<AddressPair[]> {
+    return ids.map((id) => {
+      const address = personAddressOf(id);
+      const number = 'number' in address ? address.number : (this.world.numberOfLid(address.lid) ?? null);
+      const onNetwork = number !== null && this.world.isOnNetwork(number);
+      return {
+        id,
+        jid: number === null ? null : toJid(number),
+        number,
+        lid: 'lid' in address ? address.lid : onNetwork ? sandboxLidOf(number) : null,
+      };
+    });
   }
 
   async contacts(page: PageRequest): Promise<PageOf<Contact>> {

@@ -13,7 +13,7 @@
  * message store owns messages: after a restart an account's chats are filled again from the store
  * the first time they are used (`hydrate`), leaving out what was cleared or deleted.
  */
-import { randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { messageChangeOf, withEditedText, type MessageChange } from '../payloads.js';
 import {
   isGroupJid,
@@ -376,6 +376,12 @@ export class SandboxWorld {
     );
   }
 
+  /** The number behind a sandbox LID (`<id>@lid`), when it belongs to a number on the network. */
+  numberOfLid(lid: string): string | undefined {
+    const candidates = [...this.accounts.keys(), ...this.seen, ...this.network.knownNumbers()];
+    return candidates.find((number) => sandboxLidOf(number) === lid);
+  }
+
   displayName(number: string): string {
     return this.accounts.get(number)?.pushName ?? this.network.nameOf(number);
   }
@@ -683,4 +689,13 @@ export class SandboxWorld {
     while (this.newsletters.has(id));
     return id;
   }
+}
+
+/**
+ * A sandbox person's LID: a stable 15-digit id derived from the number, so the phone <-> LID pair
+ * can be resolved as on WhatsApp (where LIDs are random and learnt from the network).
+ */
+export function sandboxLidOf(number: string): string {
+  const digest = createHash('sha256').update(`sandbox-lid:${number}`).digest();
+  return `${(digest.readBigUInt64BE(0) % 900_000_000_000_000n) + 100_000_000_000_000n}@lid`;
 }

@@ -358,6 +358,30 @@ describe('whatsapp users', () => {
     });
   });
 
+  it('resolves LIDs and numbers: learnt pairs from memory, an unknown number by a USync lid query, an unknown LID stays null', async () => {
+    const learntLid = '200000000000066@lid';
+    const learntPn = '5511955554444@s.whatsapp.net';
+    await feed(personal, { 'lid-mapping.update': { lid: learntLid, pn: learntPn } });
+    const lidQuery = server.onIq(
+      usync('lid'),
+      usyncReply([{ jid: '5511966665555@s.whatsapp.net', content: [{ tag: 'lid', attrs: { val: '200000000000055@lid' } }] }]),
+    );
+
+    expect(await users.resolveAddresses([learntLid, '5511966665555', '300000000000099@lid'])).toEqual([
+      { id: learntLid, jid: learntPn, number: '5511955554444', lid: learntLid },
+      { id: '5511966665555', jid: '5511966665555@s.whatsapp.net', number: '5511966665555', lid: '200000000000055@lid' },
+      { id: '300000000000099@lid', jid: null, number: null, lid: '300000000000099@lid' },
+    ]);
+    expect(lidQuery.calls).toHaveLength(1);
+    // Learnt pairs are kept: asking again (either way) needs no query.
+    expect(await users.resolveAddresses(['200000000000055@lid', '5511966665555:2@s.whatsapp.net'])).toEqual([
+      { id: '200000000000055@lid', jid: '5511966665555@s.whatsapp.net', number: '5511966665555', lid: '200000000000055@lid' },
+      { id: '5511966665555:2@s.whatsapp.net', jid: '5511966665555@s.whatsapp.net', number: '5511966665555', lid: '200000000000055@lid' },
+    ]);
+    expect(lidQuery.calls).toHaveLength(1);
+    await expect(users.resolveAddresses(['123@g.us'])).rejects.toMatchObject({ status: 400 });
+  });
+
   it('own profile: name as an app-state push-name patch, about as a status IQ, picture as a w:profile:picture set', async () => {
     server.onIq(
       usync('status'),

@@ -9,6 +9,8 @@ import type { WABusinessProfile } from 'baileys';
 import { errors } from '../../errors.js';
 import {
   jidToNumber,
+  toJid,
+  type AddressPair,
   type BusinessProfile,
   type Contact,
   type ImageInput,
@@ -22,7 +24,7 @@ import {
   type UserOperations,
 } from '../port.js';
 import { normalise } from './addresses.js';
-import { phoneJid } from '../addressing.js';
+import { personAddressOf, phoneJid } from '../addressing.js';
 import { ownAddress, wa, type WhatsAppLink } from './capabilities.js';
 import { pageOf } from '../paging.js';
 import { refusal, waErrorCode } from './refusals.js';
@@ -118,6 +120,31 @@ export class WhatsAppUsers implements UserOperations {
         : [];
     });
     return { items, total };
+  }
+
+  async resolveAddresses(ids: string[]): Promise<AddressPair[]> {
+    const asked = ids.map((id) => {
+      const address = personAddressOf(id);
+      return { id, lid: 'lid' in address ? address.lid : null, phone: 'number' in address ? toJid(address.number) : null };
+    });
+    const directory = this.link.addresses;
+    await directory.prefetch(asked.map((a) => a.lid ?? a.phone));
+    const lids = asked.flatMap((a) => (a.lid && !directory.phoneOf(a.lid) ? [a.lid] : []));
+    const phones = asked.flatMap((a) => (a.phone && !directory.lidOf(a.phone) ? [a.phone] : []));
+    if (lids.length > 0 || phones.length > 0) {
+      // Baileys' own mapping store may know a LID the directory has not seen; a phone's LID is asked
+      // of WhatsApp (USync). Only the phone's owner can reveal the number behind an unknown LID.
+      const mapping = this.link.socket().signalRepository.lidMapping;
+      const learnt = [
+        ...(lids.length > 0 ? ((await wa(() => mapping.getPNsForLIDs(lids))) ?? []) : []),
+        ...(phones.length > 0 ? ((await wa(() => mapping.getLIDsForPNs(phones))) ?? []) : []),
+      ];
+      await directory.remember(learnt);
+    }
+    return asked.map(({ id, lid, phone }) => {
+      const jid = phone ?? (lid ? (directory.phoneOf(lid) ?? null) : null);
+      return { id, jid, number: jid ? (jidToNumber(jid) ?? null) : null, lid: lid ?? (phone ? (directory.lidOf(phone) ?? null) : null) };
+    });
   }
 
   async privacy(): Promise<PrivacySettings> {

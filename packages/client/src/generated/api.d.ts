@@ -4872,6 +4872,25 @@ export type PostUserProfilePictureRemoveResponse = {
   } | null;
 };
 
+export type PostUserResolveInput = {
+  /** The addresses to resolve, 1 to 100. */
+  ids: string[];
+};
+
+export type PostUserResolveResponse = {
+  /** One per asked id, in order. */
+  items: {
+    /** The address as asked. */
+    id: string;
+    /** The phone JID (`<number>@s.whatsapp.net`); null when the network has not revealed the number behind a LID. */
+    jid: string | null;
+    /** The phone number (digits); null with `jid`. */
+    number: string | null;
+    /** The LID (`<id>@lid`); null when unknown (e.g. a number not on the network). */
+    lid: string | null;
+  }[];
+};
+
 export type PostUserUnblockInput = {
   /** Digits only, with country code, 7 to 15 digits (E.164 without "+"). Normalised to `<number>@s.whatsapp.net`. */
   number: string;
@@ -5243,6 +5262,7 @@ export interface Operations {
     response: PostUserProfilePictureResponse;
   };
   postUserProfilePictureRemove: { route: 'POST /user/profile/picture/remove'; input: void; response: PostUserProfilePictureRemoveResponse };
+  postUserResolve: { route: 'POST /user/resolve'; input: PostUserResolveInput; response: PostUserResolveResponse };
   postUserUnblock: { route: 'POST /user/unblock'; input: PostUserUnblockInput; response: PostUserUnblockResponse };
 }
 
@@ -5434,6 +5454,7 @@ export interface Routes {
   'POST /user/profile/name': Operations['postUserProfileName'];
   'POST /user/profile/picture': Operations['postUserProfilePicture'];
   'POST /user/profile/picture/remove': Operations['postUserProfilePictureRemove'];
+  'POST /user/resolve': Operations['postUserResolve'];
   'POST /user/unblock': Operations['postUserUnblock'];
 }
 
@@ -7184,6 +7205,15 @@ export interface ApiMethods {
    * `POST /user/profile/picture/remove`
    */
   postUserProfilePictureRemove(options?: RequestOptions): Promise<PostUserProfilePictureRemoveResponse>;
+
+  /**
+   * Resolve LIDs and phone numbers
+   *
+   * WhatsApp names people more and more by a hidden id (LID, `<id>@lid`) instead of their number. Give LIDs, numbers or phone JIDs; each answer pairs the phone number with the LID as far as this instance knows them: learnt from messages, history sync and contacts, Baileys' mapping store, and for a number by asking WhatsApp. The number behind a LID stays null when the network has not revealed it to this account. Events already carry the phone JID wherever it is known, with the LID beside it (`remoteJidLid`, `participantLid`). On the sandbox network every number on it has a stable LID.
+   *
+   * `POST /user/resolve`
+   */
+  postUserResolve(input: PostUserResolveInput, options?: RequestOptions): Promise<PostUserResolveResponse>;
 
   /**
    * Unblock a user

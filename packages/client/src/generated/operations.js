@@ -796,6 +796,7 @@ export const OPERATIONS = {
     files: [],
     response: 'json',
   },
+  postUserResolve: { method: 'POST', path: '/user/resolve', pathParams: [], query: [], body: true, files: [], response: 'json' },
   postUserUnblock: { method: 'POST', path: '/user/unblock', pathParams: [], query: [], body: true, files: [], response: 'json' },
 };
 
