@@ -163,7 +163,7 @@ export async function connectedSandbox(url, body = {}) {
  * Runs autocannon in its own process (asynchronously, so receivers in this process keep serving);
  * returns requests/s, latency percentiles and errors.
  */
-export async function autocannon({ url, method = 'GET', headers = {}, body, connections = 64, duration = 10 }) {
+export async function autocannon({ url, method = 'GET', headers = {}, body, connections = 64, duration = 10, rate }) {
   const args = [
     path.join(ROOT, 'node_modules/autocannon/autocannon.js'),
     '--json',
@@ -174,6 +174,8 @@ export async function autocannon({ url, method = 'GET', headers = {}, body, conn
     '-m',
     method,
   ];
+  // A fixed overall rate (requests/s over all connections) instead of as fast as possible.
+  if (rate) args.push('-R', String(Math.round(rate)));
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
   if (body !== undefined) args.push('-b', typeof body === 'string' ? body : JSON.stringify(body));
   args.push(url);

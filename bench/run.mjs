@@ -40,8 +40,9 @@ const ratio = (a, b) => (b ? Math.round((a / b) * 1000) / 1000 : null);
 console.error('building...');
 execSync('npm run build --silent', { cwd: ROOT, stdio: 'inherit' });
 
-function sendLoad(url, token, number, duration = SHORT_SECONDS) {
+function sendLoad(url, token, number, duration = SHORT_SECONDS, rate = undefined) {
   return autocannon({
+    rate,
     url: `${url}/api/v1/send/text`,
     method: 'POST',
     headers: { apikey: token, 'content-type': 'application/json' },
@@ -104,17 +105,21 @@ async function useBatches(url, token) {
   await api(url, 'POST', '/api/v1/instance/webhook', token, { webhookBatch: WEBHOOK_BATCH });
 }
 
-// 2. End to end: send load with a webhook receiver attached (one POST per event, then batched).
-async function endToEnd(sqliteRoad, batched = false) {
+// 2. End to end: send load with a webhook receiver attached (one POST per event, then batched);
+// `halfLoad`: the sends at half of the saturating rate of the same run's send road (the latency a
+// user sees when the gateway is not at its limit).
+async function endToEnd(sqliteRoad, batched = false, halfLoad = false) {
   const receiver = new WebhookReceiverForBench();
   await receiver.start();
-  const gw = await startGateway({}, { profile: PROFILE ? (batched ? 'webhook-lane-batched' : 'webhook-lane') : undefined });
+  const profile = PROFILE && !halfLoad ? (batched ? 'webhook-lane-batched' : 'webhook-lane') : undefined;
+  const gw = await startGateway({}, { profile });
   let figure;
   try {
     const inst = await connectedSandbox(gw.url, { webhookUrl: receiver.url, webhookEvents: ['SEND_MESSAGE'] });
     if (batched) await useBatches(gw.url, inst.token);
     const started = Date.now();
-    const load = await sendLoad(gw.url, inst.token, '5511900000000');
+    const rate = halfLoad ? sqliteRoad.requestsPerSec / 2 : undefined;
+    const load = await sendLoad(gw.url, inst.token, '5511900000000', SHORT_SECONDS, rate);
     const loadEnded = Date.now();
     // Drain: wait until the receiver stops growing for 3 s (or 120 s in all).
     let last = -1;
@@ -132,8 +137,11 @@ async function endToEnd(sqliteRoad, batched = false) {
     const latencies = receiver.latencies.sort((a, b) => a - b);
     const p99 = latencies[Math.floor(latencies.length * 0.99)] ?? null;
     figure = {
-      figure: batched ? 'end_to_end_webhook_batched' : 'end_to_end_webhook',
+      figure: `end_to_end_webhook${batched ? '_batched' : ''}${halfLoad ? '_half_load' : ''}`,
       ...(batched ? { webhookBatch: WEBHOOK_BATCH } : {}),
+      ...(halfLoad
+        ? { offeredRequestsPerSec: Math.round(rate), sendP50Ms: load.p50Ms, sendP99Ms: load.p99Ms, sendErrors: load.errors }
+        : {}),
       sends2xx: load.total2xx,
       eventsDelivered: delivered,
       eventsLost: Math.max(0, load.total2xx - delivered),
@@ -150,7 +158,7 @@ async function endToEnd(sqliteRoad, batched = false) {
     await gw.stop();
     await receiver.stop();
   }
-  if (PROFILE) figure.profile = summariseProfile(gw.profileFile);
+  if (profile) figure.profile = summariseProfile(gw.profileFile);
   emit(results, figure);
 }
 
@@ -456,6 +464,8 @@ const alone = {
     const road = await sendRoad();
     await endToEnd(road);
     await endToEnd(road, true);
+    await endToEnd(road, false, true);
+    await endToEnd(road, true, true);
   },
 };
 if (ONLY) {
@@ -468,6 +478,8 @@ if (ONLY) {
   await storage(sqliteRoad);
   await endToEnd(sqliteRoad);
   await endToEnd(sqliteRoad, true);
+  await endToEnd(sqliteRoad, false, true);
+  await endToEnd(sqliteRoad, true, true);
   await fanOut();
   await fanOut(true);
   await webhookBacklog();
