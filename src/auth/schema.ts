@@ -10,22 +10,28 @@ const Email = Type.String({ format: 'email', maxLength: 254, description: 'The s
 const Password = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters.' });
 const Name = Type.String({ minLength: 1, maxLength: 100 });
 
-export const UserView = Type.Object({
-  id: Type.String(),
-  email: Type.String(),
-  name: Type.String(),
-  role: Role,
-  createdAt: Type.String({ description: 'ISO 8601.' }),
-});
+export const UserView = Type.Object(
+  {
+    id: Type.String(),
+    email: Type.String(),
+    name: Type.String(),
+    role: Role,
+    createdAt: Type.String({ description: 'ISO 8601.' }),
+  },
+  { title: 'User' },
+);
 
-export const SessionReply = Type.Object({
-  accessToken: Type.String({ description: 'A JWT (HS256). Send it as `Authorization: Bearer <accessToken>`.' }),
-  tokenType: Type.Literal('Bearer'),
-  expiresIn: Type.Integer({ description: 'Seconds the access token is valid (AUTH_ACCESS_TOKEN_SECONDS).' }),
-  refreshToken: Type.String({ description: 'For clients without cookies; browsers use the httpOnly cookie set with it. Valid once.' }),
-  refreshExpiresIn: Type.Integer({ description: 'Seconds the refresh token is valid (AUTH_REFRESH_TOKEN_DAYS).' }),
-  user: UserView,
-});
+export const SessionReply = Type.Object(
+  {
+    accessToken: Type.String({ description: 'A JWT (HS256). Send it as `Authorization: Bearer <accessToken>`.' }),
+    tokenType: Type.Literal('Bearer'),
+    expiresIn: Type.Integer({ description: 'Seconds the access token is valid (AUTH_ACCESS_TOKEN_SECONDS).' }),
+    refreshToken: Type.String({ description: 'For clients without cookies; browsers use the httpOnly cookie set with it. Valid once.' }),
+    refreshExpiresIn: Type.Integer({ description: 'Seconds the refresh token is valid (AUTH_REFRESH_TOKEN_DAYS).' }),
+    user: UserView,
+  },
+  { title: 'Session' },
+);
 
 export const RegistrationReply = Type.Object({
   firstUser: Type.Boolean({ description: 'No user exists yet: the next registration creates the owner.' }),

@@ -1,19 +1,24 @@
 /** Schemas of the /call routes. */
 import { Type } from 'typebox';
 
-export const CallSchema = Type.Object({
-  callId: Type.String(),
-  from: Type.String({ description: 'The caller (JID).' }),
-  direction: Type.Enum(['incoming', 'outgoing'] as const),
-  isVideo: Type.Boolean(),
-  isGroup: Type.Boolean(),
-  status: Type.Enum(['ringing', 'rejected', 'missed', 'ended'] as const, { description: '`missed`: the caller hung up before an answer.' }),
-  rejectedBy: Type.Union([Type.Enum(['user', 'auto'] as const), Type.Null()], {
-    description: '`user`: POST /call/reject; `auto`: the auto-reject setting.',
-  }),
-  offeredAt: Type.Integer({ description: 'Unix seconds.' }),
-  endedAt: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds.' }),
-});
+export const CallSchema = Type.Object(
+  {
+    callId: Type.String(),
+    from: Type.String({ description: 'The caller (JID).' }),
+    direction: Type.Enum(['incoming', 'outgoing'] as const),
+    isVideo: Type.Boolean(),
+    isGroup: Type.Boolean(),
+    status: Type.Enum(['ringing', 'rejected', 'missed', 'ended'] as const, {
+      description: '`missed`: the caller hung up before an answer.',
+    }),
+    rejectedBy: Type.Union([Type.Enum(['user', 'auto'] as const), Type.Null()], {
+      description: '`user`: POST /call/reject; `auto`: the auto-reject setting.',
+    }),
+    offeredAt: Type.Integer({ description: 'Unix seconds.' }),
+    endedAt: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds.' }),
+  },
+  { title: 'Call' },
+);
 
 export const RejectBody = Type.Object(
   {

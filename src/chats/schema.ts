@@ -4,37 +4,48 @@ import { ChatId, PagedQuery, PhoneNumber } from '../http/schemas.js';
 
 export const ChatKindSchema = Type.Enum(['person', 'group', 'newsletter'] as const, { description: 'What the chat is with.' });
 
-export const MessageKeySchema = Type.Object({
-  remoteJid: Type.String({ description: 'The chat.' }),
-  fromMe: Type.Boolean(),
-  id: Type.String(),
-});
+export const MessageKeySchema = Type.Object(
+  {
+    remoteJid: Type.String({ description: 'The chat.' }),
+    fromMe: Type.Boolean(),
+    id: Type.String(),
+  },
+  { title: 'MessageKey' },
+);
 
-export const ChatMessageSchema = Type.Object({
-  key: MessageKeySchema,
-  participant: Type.Optional(Type.String({ description: 'The sender, in group and community chats.' })),
-  pushName: Type.Optional(Type.String({ description: "The sender's display name (incoming messages)." })),
-  message: Type.Record(Type.String(), Type.Unknown(), { description: 'The content in the network payload shape (text: `conversation`).' }),
-  messageTimestamp: Type.Integer({ description: 'Unix seconds.' }),
-  labels: Type.Array(Type.String(), { description: 'Label ids on the message (business accounts).' }),
-});
+export const ChatMessageSchema = Type.Object(
+  {
+    key: MessageKeySchema,
+    participant: Type.Optional(Type.String({ description: 'The sender, in group and community chats.' })),
+    pushName: Type.Optional(Type.String({ description: "The sender's display name (incoming messages)." })),
+    message: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'The content in the network payload shape (text: `conversation`).',
+    }),
+    messageTimestamp: Type.Integer({ description: 'Unix seconds.' }),
+    labels: Type.Array(Type.String(), { description: 'Label ids on the message (business accounts).' }),
+  },
+  { title: 'ChatMessage' },
+);
 
-export const ChatSchema = Type.Object({
-  chatId: Type.String({ description: 'The chat JID.' }),
-  kind: ChatKindSchema,
-  name: Type.Union([Type.String(), Type.Null()], { description: 'Contact name, group subject or newsletter name.' }),
-  unreadCount: Type.Integer({ description: 'Messages received since the chat was last read.' }),
-  markedUnread: Type.Boolean({ description: 'Marked unread by hand (POST /chat/mark-unread).' }),
-  pinned: Type.Boolean(),
-  archived: Type.Boolean(),
-  muted: Type.Boolean(),
-  mutedUntil: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'Unix seconds when the mute ends; null when not muted or muted for ever.',
-  }),
-  labels: Type.Array(Type.String(), { description: 'Label ids on the chat (business accounts).' }),
-  lastMessage: Type.Union([ChatMessageSchema, Type.Null()]),
-  conversationTimestamp: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds of the last activity.' }),
-});
+export const ChatSchema = Type.Object(
+  {
+    chatId: Type.String({ description: 'The chat JID.' }),
+    kind: ChatKindSchema,
+    name: Type.Union([Type.String(), Type.Null()], { description: 'Contact name, group subject or newsletter name.' }),
+    unreadCount: Type.Integer({ description: 'Messages received since the chat was last read.' }),
+    markedUnread: Type.Boolean({ description: 'Marked unread by hand (POST /chat/mark-unread).' }),
+    pinned: Type.Boolean(),
+    archived: Type.Boolean(),
+    muted: Type.Boolean(),
+    mutedUntil: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Unix seconds when the mute ends; null when not muted or muted for ever.',
+    }),
+    labels: Type.Array(Type.String(), { description: 'Label ids on the chat (business accounts).' }),
+    lastMessage: Type.Union([ChatMessageSchema, Type.Null()]),
+    conversationTimestamp: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds of the last activity.' }),
+  },
+  { title: 'Chat' },
+);
 
 export const ChatBody = Type.Object({ chatId: ChatId }, { additionalProperties: false });
 

@@ -9,19 +9,22 @@ export const CommunityId = Type.String({
   description: 'A community JID, `<id>@g.us` (communities are parent groups on the network).',
 });
 
-export const CommunitySchema = Type.Object({
-  communityId: Type.String(),
-  subject: Type.String(),
-  description: Type.Union([Type.String(), Type.Null()]),
-  owner: Type.Union([Type.String(), Type.Null()]),
-  creation: Type.Integer({ description: 'Unix seconds.' }),
-  announceGroupId: Type.String({
-    description: 'The announcement group: every member is in it and only admins write (POST /community/announce).',
-  }),
-  groups: Type.Array(Type.Object({ groupId: Type.String(), subject: Type.String() }), { description: 'Linked groups.' }),
-  size: Type.Integer({ description: 'Members: community admins plus the participants of the linked groups.' }),
-  role: Type.Enum(['admin', 'member'] as const),
-});
+export const CommunitySchema = Type.Object(
+  {
+    communityId: Type.String(),
+    subject: Type.String(),
+    description: Type.Union([Type.String(), Type.Null()]),
+    owner: Type.Union([Type.String(), Type.Null()]),
+    creation: Type.Integer({ description: 'Unix seconds.' }),
+    announceGroupId: Type.String({
+      description: 'The announcement group: every member is in it and only admins write (POST /community/announce).',
+    }),
+    groups: Type.Array(Type.Object({ groupId: Type.String(), subject: Type.String() }), { description: 'Linked groups.' }),
+    size: Type.Integer({ description: 'Members: community admins plus the participants of the linked groups.' }),
+    role: Type.Enum(['admin', 'member'] as const),
+  },
+  { title: 'Community' },
+);
 
 export const CreateBody = Type.Object(
   { subject: Type.String({ minLength: 1, maxLength: 100 }), description: Type.Optional(Type.String({ maxLength: 2048 })) },

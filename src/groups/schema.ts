@@ -34,44 +34,53 @@ const settingsFields = {
   memberAddMode: Type.Enum(['admins', 'all'] as const, { description: 'Who may add participants.' }),
 };
 
-export const GroupSchema = Type.Object({
-  groupId: Type.String(),
-  subject: Type.String(),
-  subjectOwner: Type.Union([Type.String(), Type.Null()], { description: 'Who set the subject (JID).' }),
-  subjectTimestamp: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds.' }),
-  description: Type.Union([Type.String(), Type.Null()]),
-  owner: Type.Union([Type.String(), Type.Null()], { description: 'The creator (JID).' }),
-  creation: Type.Integer({ description: 'Unix seconds.' }),
-  size: Type.Integer(),
-  participants: Type.Array(Type.Object({ jid: Type.String(), number: Type.String(), role: GroupRoleSchema })),
-  ...settingsFields,
-  ephemeral: Type.Integer({ description: 'Disappearing-message timer in seconds; 0 is off.' }),
-  communityId: Type.Union([Type.String(), Type.Null()], { description: 'The community the group is linked to.' }),
-  isCommunityAnnounce: Type.Boolean({ description: 'Whether this is the announcement group of a community.' }),
-});
+export const GroupSchema = Type.Object(
+  {
+    groupId: Type.String(),
+    subject: Type.String(),
+    subjectOwner: Type.Union([Type.String(), Type.Null()], { description: 'Who set the subject (JID).' }),
+    subjectTimestamp: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds.' }),
+    description: Type.Union([Type.String(), Type.Null()]),
+    owner: Type.Union([Type.String(), Type.Null()], { description: 'The creator (JID).' }),
+    creation: Type.Integer({ description: 'Unix seconds.' }),
+    size: Type.Integer(),
+    participants: Type.Array(Type.Object({ jid: Type.String(), number: Type.String(), role: GroupRoleSchema })),
+    ...settingsFields,
+    ephemeral: Type.Integer({ description: 'Disappearing-message timer in seconds; 0 is off.' }),
+    communityId: Type.Union([Type.String(), Type.Null()], { description: 'The community the group is linked to.' }),
+    isCommunityAnnounce: Type.Boolean({ description: 'Whether this is the announcement group of a community.' }),
+  },
+  { title: 'Group' },
+);
 
-export const ParticipantResultSchema = Type.Object({
-  number: Type.String(),
-  jid: Type.String(),
-  status: Type.Enum(
-    [
-      'ok',
-      'already_participant',
-      'not_participant',
-      'not_on_network',
-      'privacy_restricted',
-      'not_allowed',
-      'group_full',
-      'no_request',
-    ] as const,
-    {
-      description:
-        '`ok` done; `already_participant`; `not_participant`; `not_on_network` (no account); `privacy_restricted` (their privacy does not let you add them: send them the invite link); `not_allowed` (the creator cannot be removed or demoted, and you leave with /group/leave); `group_full` (1024); `no_request` (no pending join request).',
-    },
-  ),
-});
+export const ParticipantResultSchema = Type.Object(
+  {
+    number: Type.String(),
+    jid: Type.String(),
+    status: Type.Enum(
+      [
+        'ok',
+        'already_participant',
+        'not_participant',
+        'not_on_network',
+        'privacy_restricted',
+        'not_allowed',
+        'group_full',
+        'no_request',
+      ] as const,
+      {
+        description:
+          '`ok` done; `already_participant`; `not_participant`; `not_on_network` (no account); `privacy_restricted` (their privacy does not let you add them: send them the invite link); `not_allowed` (the creator cannot be removed or demoted, and you leave with /group/leave); `group_full` (1024); `no_request` (no pending join request).',
+      },
+    ),
+  },
+  { title: 'ParticipantResult' },
+);
 
-export const ParticipantsReply = Type.Object({ groupId: Type.String(), results: Type.Array(ParticipantResultSchema) });
+export const ParticipantsReply = Type.Object(
+  { groupId: Type.String(), results: Type.Array(ParticipantResultSchema) },
+  { title: 'ParticipantsReply' },
+);
 
 export const CreateBody = Type.Object(
   {

@@ -12,6 +12,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { InstanceService } from '../instance-registry/service.js';
 import { registerAuth, type CredentialResolvers } from './auth.js';
+import { shareComponents } from './openapi-components.js';
 import { finishOpenApiDocument, openApiDocument } from './openapi.js';
 import { registerErrorHandling } from './errors.js';
 import { ErrorReply, schemaToValidate } from './schemas.js';
@@ -101,7 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     transformObject: (document) =>
       'openapiObject' in document
-        ? finishOpenApiDocument(document.openapiObject as Parameters<typeof finishOpenApiDocument>[0])
+        ? shareComponents(finishOpenApiDocument(document.openapiObject as Parameters<typeof finishOpenApiDocument>[0]))
         : document.swaggerObject,
   });
   await app.register(websocket, {

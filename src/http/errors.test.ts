@@ -102,11 +102,15 @@ describe('error bodies on the wire', () => {
     expect(schema.properties.code.enum).toEqual(ERROR_CODE_LIST);
     expect(schema.required).toEqual(expect.arrayContaining(['error', 'code']));
     const status = doc.paths['/api/v1/instance/status'].get.responses;
-    expect(status['401'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
-    expect(status['401'].description).toMatch(/`invalid_api_key`/);
+    // A status's standard reply is shared (components.responses); a route that says more keeps its own.
+    expect(status['401']).toEqual({ $ref: '#/components/responses/Unauthorized' });
+    const unauthorized = doc.components.responses.Unauthorized;
+    expect(unauthorized.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(unauthorized.description).toMatch(/`invalid_api_key`/);
     const send = doc.paths['/api/v1/send/media'].post.responses;
-    expect(send['415'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
-    expect(send['415'].description).toMatch(/sniffed from the bytes/);
+    const reply = (response: any) => (response.$ref ? doc.components.responses[response.$ref.split('/').pop()] : response);
+    expect(reply(send['415']).content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(reply(send['415']).description).toMatch(/sniffed from the bytes/);
   });
 });
 

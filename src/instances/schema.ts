@@ -24,6 +24,7 @@ export const WebhookSecret = Type.String({
 export const EventFilter = Type.Union(
   [Type.Literal('ALL'), Type.Array(Type.Enum(EVENT_TYPES), { maxItems: EVENT_TYPES.length, uniqueItems: true })],
   {
+    title: 'EventFilter',
     description:
       '`"ALL"` (default at creation) or a list of event types. Applies to every channel (webhook, WebSocket, brokers); events outside it are not recorded.',
   },
@@ -66,30 +67,36 @@ export const Health = Type.Object(
       description: 'What lowered the score, each with its penalty, e.g. `disconnected: connection_lost (-70)`. Empty at 100.',
     }),
   },
-  { description: 'Health score of the instance (GET /instance/health gives the signals behind it).' },
+  { title: 'Health', description: 'Health score of the instance (GET /instance/health gives the signals behind it).' },
 );
 
-export const InstanceView = Type.Object({
-  instanceId: Type.String(),
-  instanceName: Type.String(),
-  network: Network,
-  status: Status,
-  number: Type.Union([Type.String(), Type.Null()]),
-  webhookUrl: Type.Union([Type.String(), Type.Null()]),
-  webhookEvents: EventFilter,
-  proxyUrl: Type.Union([Type.String(), Type.Null()]),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' }),
-  health: Type.Optional(Health),
-});
+export const InstanceView = Type.Object(
+  {
+    instanceId: Type.String(),
+    instanceName: Type.String(),
+    network: Network,
+    status: Status,
+    number: Type.Union([Type.String(), Type.Null()]),
+    webhookUrl: Type.Union([Type.String(), Type.Null()]),
+    webhookEvents: EventFilter,
+    proxyUrl: Type.Union([Type.String(), Type.Null()]),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+    health: Type.Optional(Health),
+  },
+  { title: 'Instance' },
+);
 
-export const StatusReply = Type.Object({
-  instanceId: Type.String(),
-  instanceName: Type.String(),
-  status: Status,
-  number: Type.Optional(Type.String({ description: 'Present when the instance is linked to a number.' })),
-  health: Type.Optional(Health),
-});
+export const StatusReply = Type.Object(
+  {
+    instanceId: Type.String(),
+    instanceName: Type.String(),
+    status: Status,
+    number: Type.Optional(Type.String({ description: 'Present when the instance is linked to a number.' })),
+    health: Type.Optional(Health),
+  },
+  { title: 'InstanceStatus' },
+);
 
 export const RotateReply = Type.Object({
   newToken: Type.String(),
@@ -106,6 +113,7 @@ export const WebhookBatch = Type.Object(
     }),
   },
   {
+    title: 'WebhookBatch',
     additionalProperties: false,
     description:
       'Batched webhook: each POST carries a JSON array of up to `maxEvents` envelopes, in `seq` order, signed as one body (`X-Webhook-Signature` over the array bytes, `X-Webhook-Batch` = the count). A failed batch is retried whole (the same events, same order) with the usual backoff; after the last attempt each of its events becomes its own dead letter.',
@@ -124,12 +132,15 @@ export const WebhookBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 
-export const WebhookReply = Type.Object({
-  webhookUrl: Type.Union([Type.String(), Type.Null()]),
-  webhookEvents: EventFilter,
-  webhookBatch: Type.Union([WebhookBatch, Type.Null()]),
-  secretSet: Type.Boolean({ description: 'Always true: a secret always exists; it is never shown after creation.' }),
-});
+export const WebhookReply = Type.Object(
+  {
+    webhookUrl: Type.Union([Type.String(), Type.Null()]),
+    webhookEvents: EventFilter,
+    webhookBatch: Type.Union([WebhookBatch, Type.Null()]),
+    secretSet: Type.Boolean({ description: 'Always true: a secret always exists; it is never shown after creation.' }),
+  },
+  { title: 'WebhookSettings' },
+);
 
 export const QrReply = Type.Object({
   qrcode: Type.String({ description: 'data:image/png;base64,... PNG of the QR code.' }),
@@ -150,22 +161,25 @@ export const ConnectReply = Type.Object({
   qrcode: Type.Optional(Type.String({ description: 'Current QR as a data URL, when one is shown.' })),
 });
 
-export const DeadLetterView = Type.Object({
-  id: Type.String({ description: 'dead_letter_id for the retry route.' }),
-  instanceId: Type.String(),
-  channel: Type.String({ description: 'The delivery channel that gave up (`webhook`, ...).' }),
-  eventId: Type.String(),
-  event: Type.String(),
-  attempts: Type.Integer({ description: 'Delivery attempts so far, automatic and manual.' }),
-  lastStatus: Type.Union([Type.Integer(), Type.Null()], {
-    description: 'Receiver HTTP status of the last attempt; null when it did not answer.',
-  }),
-  lastError: Type.Union([Type.String(), Type.Null()]),
-  firstAttemptAt: Type.String({ format: 'date-time' }),
-  lastAttemptAt: Type.String({ format: 'date-time' }),
-  createdAt: Type.String({ format: 'date-time' }),
-  payload: Type.Unknown({ description: 'The event envelope as it was sent.' }),
-});
+export const DeadLetterView = Type.Object(
+  {
+    id: Type.String({ description: 'dead_letter_id for the retry route.' }),
+    instanceId: Type.String(),
+    channel: Type.String({ description: 'The delivery channel that gave up (`webhook`, ...).' }),
+    eventId: Type.String(),
+    event: Type.String(),
+    attempts: Type.Integer({ description: 'Delivery attempts so far, automatic and manual.' }),
+    lastStatus: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Receiver HTTP status of the last attempt; null when it did not answer.',
+    }),
+    lastError: Type.Union([Type.String(), Type.Null()]),
+    firstAttemptAt: Type.String({ format: 'date-time' }),
+    lastAttemptAt: Type.String({ format: 'date-time' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    payload: Type.Unknown({ description: 'The event envelope as it was sent.' }),
+  },
+  { title: 'DeadLetter' },
+);
 
 export const RetryReply = Type.Object({
   id: Type.String(),

@@ -7,7 +7,7 @@ export const LabelId = Type.String({ minLength: 1, maxLength: 64, description: '
 const LabelName = Type.String({ minLength: 1, maxLength: 100 });
 const LabelColor = Type.Integer({ minimum: 0, maximum: 19, description: 'Colour index 0..19 of the WhatsApp Business palette.' });
 
-export const LabelSchema = Type.Object({ labelId: Type.String(), name: Type.String(), color: Type.Integer() });
+export const LabelSchema = Type.Object({ labelId: Type.String(), name: Type.String(), color: Type.Integer() }, { title: 'Label' });
 
 export const CreateBody = Type.Object({ name: LabelName, color: { ...LabelColor, default: 0 } }, { additionalProperties: false });
 

@@ -77,14 +77,17 @@ export const FindQuery = PagedQuery({
 
 export const PollResultsQuery = Type.Object({ messageId: MessageId }, strict);
 
-export const ActionReply = Type.Object({
-  key: MessageKey,
-  messageTimestamp: Type.Integer({ description: 'Unix seconds.' }),
-  status: Type.Union([Type.Literal('SENT'), Type.Literal('PENDING')]),
-  message: Type.Record(Type.String(), Type.Unknown(), {
-    description: 'What was sent, in the network payload shape: `reactionMessage`, `protocolMessage` (`type` REVOKE or MESSAGE_EDIT).',
-  }),
-});
+export const ActionReply = Type.Object(
+  {
+    key: MessageKey,
+    messageTimestamp: Type.Integer({ description: 'Unix seconds.' }),
+    status: Type.Union([Type.Literal('SENT'), Type.Literal('PENDING')]),
+    message: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'What was sent, in the network payload shape: `reactionMessage`, `protocolMessage` (`type` REVOKE or MESSAGE_EDIT).',
+    }),
+  },
+  { title: 'MessageActionReply' },
+);
 
 export const PresenceReply = Type.Object({
   chatId: Type.String(),
@@ -97,28 +100,31 @@ export const ReadReply = Type.Object({
   messageIds: Type.Array(Type.String()),
 });
 
-export const StoredMessageSchema = Type.Object({
-  key: MessageKey,
-  participant: Type.Optional(Type.String({ description: 'The sender, in group chats.' })),
-  pushName: Type.Optional(Type.String({ description: "The sender's display name (received messages)." })),
-  messageType: Type.String({
-    description: "The content's kind (`conversation`, `imageMessage`, …), or `revoked` for a message deleted for everyone.",
-  }),
-  message: Type.Record(Type.String(), Type.Unknown(), {
-    description: 'The content in the network payload shape, as last edited; `{}` once deleted.',
-  }),
-  messageTimestamp: Type.Integer({ description: 'Unix seconds.' }),
-  deleted: Type.Boolean({ description: 'Deleted for everyone (by its author, or by a group admin).' }),
-  media: Type.Optional(
-    Type.Object({
-      mimetype: Type.String(),
-      fileLength: Type.Integer(),
-      fileName: Type.Optional(Type.String()),
-      sha256: Type.String(),
-      downloadUrl: Type.String({ description: 'GET it with the instance token.' }),
+export const StoredMessageSchema = Type.Object(
+  {
+    key: MessageKey,
+    participant: Type.Optional(Type.String({ description: 'The sender, in group chats.' })),
+    pushName: Type.Optional(Type.String({ description: "The sender's display name (received messages)." })),
+    messageType: Type.String({
+      description: "The content's kind (`conversation`, `imageMessage`, …), or `revoked` for a message deleted for everyone.",
     }),
-  ),
-});
+    message: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'The content in the network payload shape, as last edited; `{}` once deleted.',
+    }),
+    messageTimestamp: Type.Integer({ description: 'Unix seconds.' }),
+    deleted: Type.Boolean({ description: 'Deleted for everyone (by its author, or by a group admin).' }),
+    media: Type.Optional(
+      Type.Object({
+        mimetype: Type.String(),
+        fileLength: Type.Integer(),
+        fileName: Type.Optional(Type.String()),
+        sha256: Type.String(),
+        downloadUrl: Type.String({ description: 'GET it with the instance token.' }),
+      }),
+    ),
+  },
+  { title: 'StoredMessage' },
+);
 
 export const PollResultsReply = Type.Object({
   pollMessageId: Type.String(),

@@ -12,19 +12,22 @@ export const NewsletterId = Type.String({
 
 const Role = Type.Enum(['owner', 'subscriber', 'guest'] as const, { description: "The instance's relation to the newsletter." });
 
-export const NewsletterSchema = Type.Object({
-  newsletterId: Type.String(),
-  name: Type.String(),
-  description: Type.Union([Type.String(), Type.Null()]),
-  inviteCode: Type.String(),
-  inviteLink: Type.String({ description: '`https://whatsapp.com/channel/<inviteCode>`' }),
-  pictureUrl: Type.Union([Type.String(), Type.Null()]),
-  role: Role,
-  muted: Type.Boolean({ description: 'Whether the instance muted it (followers only).' }),
-  followers: Type.Integer(),
-  verified: Type.Boolean(),
-  creation: Type.Integer({ description: 'Unix seconds.' }),
-});
+export const NewsletterSchema = Type.Object(
+  {
+    newsletterId: Type.String(),
+    name: Type.String(),
+    description: Type.Union([Type.String(), Type.Null()]),
+    inviteCode: Type.String(),
+    inviteLink: Type.String({ description: '`https://whatsapp.com/channel/<inviteCode>`' }),
+    pictureUrl: Type.Union([Type.String(), Type.Null()]),
+    role: Role,
+    muted: Type.Boolean({ description: 'Whether the instance muted it (followers only).' }),
+    followers: Type.Integer(),
+    verified: Type.Boolean(),
+    creation: Type.Integer({ description: 'Unix seconds.' }),
+  },
+  { title: 'Newsletter' },
+);
 
 export const NewsletterMessageSchema = Type.Object({
   key: MessageKeySchema,

@@ -50,17 +50,22 @@ export const MessageKey = Type.Object({
   id: Type.String({ description: 'Message id: quote, forward or download with it; use it for duplicate detection.' }),
 });
 
-export const SendReply = Type.Object({
-  instanceId: Type.String({ description: 'The instance that sent it: the caller, or with a failover-group token the member that served.' }),
-  key: MessageKey,
-  messageTimestamp: Type.Integer({ description: 'Unix seconds.' }),
-  status: Type.Union([Type.Literal('SENT'), Type.Literal('PENDING')], {
-    description: '`SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it.',
-  }),
-  message: Type.Record(Type.String(), Type.Unknown(), {
-    description: 'The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`).',
-  }),
-});
+export const SendReply = Type.Object(
+  {
+    instanceId: Type.String({
+      description: 'The instance that sent it: the caller, or with a failover-group token the member that served.',
+    }),
+    key: MessageKey,
+    messageTimestamp: Type.Integer({ description: 'Unix seconds.' }),
+    status: Type.Union([Type.Literal('SENT'), Type.Literal('PENDING')], {
+      description: '`SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it.',
+    }),
+    message: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`).',
+    }),
+  },
+  { title: 'SendReply' },
+);
 
 // ---- shared pieces ----
 

@@ -10,27 +10,33 @@ export const NumberBody = Type.Object({ number: PhoneNumber }, { additionalPrope
 const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(schema: T) =>
   Type.Union([schema, Type.Null()]);
 
-export const BusinessProfileSchema = Type.Object({
-  description: Nullable(Type.String()),
-  category: Nullable(Type.String()),
-  email: Nullable(Type.String()),
-  website: Type.Array(Type.String()),
-  address: Nullable(Type.String()),
-});
+export const BusinessProfileSchema = Type.Object(
+  {
+    description: Nullable(Type.String()),
+    category: Nullable(Type.String()),
+    email: Nullable(Type.String()),
+    website: Type.Array(Type.String()),
+    address: Nullable(Type.String()),
+  },
+  { title: 'BusinessProfile' },
+);
 
-export const UserInfoSchema = Type.Object({
-  jid: Type.String(),
-  number: Type.String(),
-  name: Nullable(Type.String({ description: 'The profile name (push name) the user set.' })),
-  about: Nullable(Type.String({ description: "null when unset or hidden by the user's privacy." })),
-  aboutTimestamp: Nullable(Type.Integer({ description: 'Unix seconds when the about text was set.' })),
-  pictureUrl: Nullable(
-    Type.String({ description: "null when unset or hidden by the user's privacy; a data: URL on the sandbox network." }),
-  ),
-  isBusiness: Type.Boolean(),
-  businessProfile: Type.Union([BusinessProfileSchema, Type.Null()]),
-  blocked: Type.Boolean({ description: 'Whether this instance blocked the user.' }),
-});
+export const UserInfoSchema = Type.Object(
+  {
+    jid: Type.String(),
+    number: Type.String(),
+    name: Nullable(Type.String({ description: 'The profile name (push name) the user set.' })),
+    about: Nullable(Type.String({ description: "null when unset or hidden by the user's privacy." })),
+    aboutTimestamp: Nullable(Type.Integer({ description: 'Unix seconds when the about text was set.' })),
+    pictureUrl: Nullable(
+      Type.String({ description: "null when unset or hidden by the user's privacy; a data: URL on the sandbox network." }),
+    ),
+    isBusiness: Type.Boolean(),
+    businessProfile: Type.Union([BusinessProfileSchema, Type.Null()]),
+    blocked: Type.Boolean({ description: 'Whether this instance blocked the user.' }),
+  },
+  { title: 'UserInfo' },
+);
 
 export const PictureReply = Type.Object({
   jid: Type.String(),
@@ -38,12 +44,15 @@ export const PictureReply = Type.Object({
   url: Nullable(Type.String({ description: "null when there is no picture or the user's privacy hides it." })),
 });
 
-export const ContactSchema = Type.Object({
-  jid: Type.String(),
-  number: Type.String(),
-  name: Nullable(Type.String()),
-  isBusiness: Type.Boolean(),
-});
+export const ContactSchema = Type.Object(
+  {
+    jid: Type.String(),
+    number: Type.String(),
+    name: Nullable(Type.String()),
+    isBusiness: Type.Boolean(),
+  },
+  { title: 'Contact' },
+);
 
 const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 

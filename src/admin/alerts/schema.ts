@@ -57,21 +57,24 @@ export const RuleBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const RuleView = Type.Object({
-  ruleId: Type.String(),
-  name: Type.String(),
-  kind: Kind,
-  threshold: Type.Integer(),
-  forSeconds: Type.Number(),
-  scope: Type.Union([Type.Literal('all'), Type.Literal('instance'), Type.Literal('group')]),
-  instanceId: Type.Union([Type.String(), Type.Null()]),
-  groupId: Type.Union([Type.String(), Type.Null()]),
-  channel: Type.Union([Type.String(), Type.Null()]),
-  webhookUrl: Type.String(),
-  muted: Type.Boolean(),
-  mutedUntil: NullableIso,
-  createdAt: Iso,
-});
+export const RuleView = Type.Object(
+  {
+    ruleId: Type.String(),
+    name: Type.String(),
+    kind: Kind,
+    threshold: Type.Integer(),
+    forSeconds: Type.Number(),
+    scope: Type.Union([Type.Literal('all'), Type.Literal('instance'), Type.Literal('group')]),
+    instanceId: Type.Union([Type.String(), Type.Null()]),
+    groupId: Type.Union([Type.String(), Type.Null()]),
+    channel: Type.Union([Type.String(), Type.Null()]),
+    webhookUrl: Type.String(),
+    muted: Type.Boolean(),
+    mutedUntil: NullableIso,
+    createdAt: Iso,
+  },
+  { title: 'AlertRule' },
+);
 
 export const RuleCreated = Type.Object({ ...RuleView.properties, webhookSecret: Type.String({ description: 'Shown only here.' }) });
 
@@ -83,22 +86,25 @@ export const MuteBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const AlertView = Type.Object({
-  alertId: Type.String(),
-  ruleId: Type.String(),
-  ruleName: Type.String(),
-  kind: Kind,
-  status: Type.Union([Type.Literal('open'), Type.Literal('resolved')]),
-  instanceId: Type.Union([Type.String(), Type.Null()]),
-  channel: Type.Union([Type.String(), Type.Null()]),
-  value: Type.Union([Type.Number(), Type.Null()], { description: 'The measured value when it fired (count or score).' }),
-  message: Type.String(),
-  notified: Type.Boolean({ description: 'false while the rule was muted when it fired (no notice sent yet).' }),
-  firedAt: Iso,
-  resolvedAt: NullableIso,
-  acknowledged: Type.Boolean(),
-  acknowledgedAt: NullableIso,
-});
+export const AlertView = Type.Object(
+  {
+    alertId: Type.String(),
+    ruleId: Type.String(),
+    ruleName: Type.String(),
+    kind: Kind,
+    status: Type.Union([Type.Literal('open'), Type.Literal('resolved')]),
+    instanceId: Type.Union([Type.String(), Type.Null()]),
+    channel: Type.Union([Type.String(), Type.Null()]),
+    value: Type.Union([Type.Number(), Type.Null()], { description: 'The measured value when it fired (count or score).' }),
+    message: Type.String(),
+    notified: Type.Boolean({ description: 'false while the rule was muted when it fired (no notice sent yet).' }),
+    firedAt: Iso,
+    resolvedAt: NullableIso,
+    acknowledged: Type.Boolean(),
+    acknowledgedAt: NullableIso,
+  },
+  { title: 'Alert' },
+);
 
 export const AlertDetail = Type.Object({
   ...AlertView.properties,

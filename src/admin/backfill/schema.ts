@@ -48,23 +48,26 @@ export const BackfillBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const JobView = Type.Object({
-  jobId: Type.String(),
-  instanceId: Type.String(),
-  target: Type.String(),
-  since: Type.String(),
-  until: Type.Union([Type.String(), Type.Null()]),
-  events: Type.Union([Type.Array(Type.String()), Type.Null()]),
-  ratePerSecond: Type.Integer(),
-  status: Status,
-  total: Type.Integer({ description: 'Events in the range when the job was created.' }),
-  delivered: Type.Integer(),
-  lastEventId: Type.Union([Type.String(), Type.Null()], { description: 'The last event re-delivered (a new job can start after it).' }),
-  error: Type.Union([Type.String(), Type.Null()]),
-  createdAt: Iso,
-  updatedAt: Iso,
-  finishedAt: Type.Union([Iso, Type.Null()]),
-});
+export const JobView = Type.Object(
+  {
+    jobId: Type.String(),
+    instanceId: Type.String(),
+    target: Type.String(),
+    since: Type.String(),
+    until: Type.Union([Type.String(), Type.Null()]),
+    events: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    ratePerSecond: Type.Integer(),
+    status: Status,
+    total: Type.Integer({ description: 'Events in the range when the job was created.' }),
+    delivered: Type.Integer(),
+    lastEventId: Type.Union([Type.String(), Type.Null()], { description: 'The last event re-delivered (a new job can start after it).' }),
+    error: Type.Union([Type.String(), Type.Null()]),
+    createdAt: Iso,
+    updatedAt: Iso,
+    finishedAt: Type.Union([Iso, Type.Null()]),
+  },
+  { title: 'BackfillJob' },
+);
 
 export const JobParams = Type.Object({ job_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
 

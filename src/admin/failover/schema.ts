@@ -84,29 +84,35 @@ export const CreatedGroup = Type.Object({
   createdAt: Type.String({ format: 'date-time' }),
 });
 
-export const MemberView = Type.Object({
-  instanceId: Type.String(),
-  instanceName: Type.Union([Type.String(), Type.Null()]),
-  status: Type.Union([Status, Type.Null()]),
-  health: Health,
-  eligible: Type.Boolean({ description: 'Connected with a health score of at least `minHealth`.' }),
-  serving: Type.Boolean({ description: 'This member takes the next send (a sticky recipient may still go to its own member).' }),
-});
+export const MemberView = Type.Object(
+  {
+    instanceId: Type.String(),
+    instanceName: Type.Union([Type.String(), Type.Null()]),
+    status: Type.Union([Status, Type.Null()]),
+    health: Health,
+    eligible: Type.Boolean({ description: 'Connected with a health score of at least `minHealth`.' }),
+    serving: Type.Boolean({ description: 'This member takes the next send (a sticky recipient may still go to its own member).' }),
+  },
+  { title: 'FailoverMember' },
+);
 
-export const GroupView = Type.Object({
-  groupId: Type.String(),
-  name: Type.String(),
-  policy: Policy,
-  minHealth: MinHealth,
-  sticky: Sticky,
-  webhookUrl: Type.Union([Type.String(), Type.Null()]),
-  members: Type.Array(MemberView, { description: 'In priority order, with their health and eligibility.' }),
-  serving: Type.Union([Type.String(), Type.Null()], {
-    description: 'The instanceId of the member that takes the next send; null when none is eligible (sends get 503).',
-  }),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' }),
-});
+export const GroupView = Type.Object(
+  {
+    groupId: Type.String(),
+    name: Type.String(),
+    policy: Policy,
+    minHealth: MinHealth,
+    sticky: Sticky,
+    webhookUrl: Type.Union([Type.String(), Type.Null()]),
+    members: Type.Array(MemberView, { description: 'In priority order, with their health and eligibility.' }),
+    serving: Type.Union([Type.String(), Type.Null()], {
+      description: 'The instanceId of the member that takes the next send; null when none is eligible (sends get 503).',
+    }),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+  },
+  { title: 'FailoverGroup' },
+);
 
 export const RotateReply = Type.Object({
   newToken: Type.String(),

@@ -98,37 +98,40 @@ export const ImportStatus = Type.Object({
   finishedAt: Type.Union([Type.String(), Type.Null()]),
 });
 
-export const ConfigView = Type.Object({
-  instanceId: Type.String(),
-  baseUrl: Type.String(),
-  accountId: Type.Integer(),
-  apiAccessToken: Type.String({ description: 'Masked: the first 4 characters, then `****`.' }),
-  inboxId: Type.Integer(),
-  inboxName: Type.String(),
-  inboxCreated: Type.Optional(Type.Boolean({ description: 'POST only: true when Waygate created the inbox in this call.' })),
-  webhookPath: Type.String({ description: 'The path Chatwoot posts its webhooks to. GET masks its secret part; POST shows it whole.' }),
-  webhookUrl: Type.Union([Type.String(), Type.Null()], { description: '`waygateUrl` + `webhookPath`, when `waygateUrl` is set.' }),
-  waygateUrl: Type.Union([Type.String(), Type.Null()]),
-  signingSecret: Type.Union([Type.String(), Type.Null()], { description: 'Masked when set.' }),
-  signAgentMessages: Type.Boolean(),
-  reopenConversation: Type.Boolean(),
-  conversationPending: Type.Boolean(),
-  ignoreGroups: Type.Boolean(),
-  ignore: Type.Array(Type.String()),
-  closingMessage: Type.String(),
-  health: Type.Object(
-    {
-      up: Type.Boolean({ description: 'False after the last call to Chatwoot failed; events wait in the outbox and are retried.' }),
-      lastError: Type.Union([Type.String(), Type.Null()]),
-      lastSuccessAt: Type.Union([Type.String(), Type.Null()], {
-        description: 'ISO 8601 time of the last successful delivery to Chatwoot (this process).',
-      }),
-    },
-    { description: 'State of the WhatsApp → Chatwoot road in this process.' },
-  ),
-  createdAt: Type.String(),
-  updatedAt: Type.String(),
-});
+export const ConfigView = Type.Object(
+  {
+    instanceId: Type.String(),
+    baseUrl: Type.String(),
+    accountId: Type.Integer(),
+    apiAccessToken: Type.String({ description: 'Masked: the first 4 characters, then `****`.' }),
+    inboxId: Type.Integer(),
+    inboxName: Type.String(),
+    inboxCreated: Type.Optional(Type.Boolean({ description: 'POST only: true when Waygate created the inbox in this call.' })),
+    webhookPath: Type.String({ description: 'The path Chatwoot posts its webhooks to. GET masks its secret part; POST shows it whole.' }),
+    webhookUrl: Type.Union([Type.String(), Type.Null()], { description: '`waygateUrl` + `webhookPath`, when `waygateUrl` is set.' }),
+    waygateUrl: Type.Union([Type.String(), Type.Null()]),
+    signingSecret: Type.Union([Type.String(), Type.Null()], { description: 'Masked when set.' }),
+    signAgentMessages: Type.Boolean(),
+    reopenConversation: Type.Boolean(),
+    conversationPending: Type.Boolean(),
+    ignoreGroups: Type.Boolean(),
+    ignore: Type.Array(Type.String()),
+    closingMessage: Type.String(),
+    health: Type.Object(
+      {
+        up: Type.Boolean({ description: 'False after the last call to Chatwoot failed; events wait in the outbox and are retried.' }),
+        lastError: Type.Union([Type.String(), Type.Null()]),
+        lastSuccessAt: Type.Union([Type.String(), Type.Null()], {
+          description: 'ISO 8601 time of the last successful delivery to Chatwoot (this process).',
+        }),
+      },
+      { description: 'State of the WhatsApp → Chatwoot road in this process.' },
+    ),
+    createdAt: Type.String(),
+    updatedAt: Type.String(),
+  },
+  { title: 'ChatwootConfig' },
+);
 
 export const DeletedReply = Type.Object({ deleted: Type.Literal(true), instanceId: Type.String() });
 

@@ -16,7 +16,498 @@ export interface RequestOptions {
 }
 
 /** The document's shared schemas (components.schemas). */
-export declare namespace Schemas {}
+export declare namespace Schemas {
+  export type Alert = {
+    alertId: string;
+    ruleId: string;
+    ruleName: string;
+    /** `instance_disconnected`: a linked instance is not connected (DISCONNECTED, CONNECTING or LOGGED_OUT) for `forSeconds`. `health_below`: its health score is below `threshold` for `forSeconds`. `dead_letters_above`: it has more than `threshold` dead letters. `channel_down`: a delivery channel (or the one named in `channel`) is down for `forSeconds`. `outbox_backlog_above`: more than `threshold` of its events wait for delivery. */
+    kind: 'instance_disconnected' | 'health_below' | 'dead_letters_above' | 'channel_down' | 'outbox_backlog_above';
+    status: 'open' | 'resolved';
+    instanceId: string | null;
+    channel: string | null;
+    /** The measured value when it fired (count or score). */
+    value: number | null;
+    message: string;
+    /** false while the rule was muted when it fired (no notice sent yet). */
+    notified: boolean;
+    firedAt: string;
+    resolvedAt: string | null;
+    acknowledged: boolean;
+    acknowledgedAt: string | null;
+  };
+
+  export type AlertRule = {
+    ruleId: string;
+    name: string;
+    /** `instance_disconnected`: a linked instance is not connected (DISCONNECTED, CONNECTING or LOGGED_OUT) for `forSeconds`. `health_below`: its health score is below `threshold` for `forSeconds`. `dead_letters_above`: it has more than `threshold` dead letters. `channel_down`: a delivery channel (or the one named in `channel`) is down for `forSeconds`. `outbox_backlog_above`: more than `threshold` of its events wait for delivery. */
+    kind: 'instance_disconnected' | 'health_below' | 'dead_letters_above' | 'channel_down' | 'outbox_backlog_above';
+    threshold: number;
+    forSeconds: number;
+    scope: 'all' | 'instance' | 'group';
+    instanceId: string | null;
+    groupId: string | null;
+    channel: string | null;
+    webhookUrl: string;
+    muted: boolean;
+    mutedUntil: string | null;
+    createdAt: string;
+  };
+
+  export type BackfillJob = {
+    jobId: string;
+    instanceId: string;
+    target: string;
+    since: string;
+    until: string | null;
+    events: string[] | null;
+    ratePerSecond: number;
+    status: 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
+    /** Events in the range when the job was created. */
+    total: number;
+    delivered: number;
+    /** The last event re-delivered (a new job can start after it). */
+    lastEventId: string | null;
+    error: string | null;
+    createdAt: string;
+    updatedAt: string;
+    finishedAt: string | null;
+  };
+
+  export type BusinessProfile = {
+    description: string | null;
+    category: string | null;
+    email: string | null;
+    website: string[];
+    address: string | null;
+  };
+
+  export type Call = {
+    callId: string;
+    /** The caller (JID). */
+    from: string;
+    direction: 'incoming' | 'outgoing';
+    isVideo: boolean;
+    isGroup: boolean;
+    /** `missed`: the caller hung up before an answer. */
+    status: 'ringing' | 'rejected' | 'missed' | 'ended';
+    /** `user`: POST /call/reject; `auto`: the auto-reject setting. */
+    rejectedBy: ('user' | 'auto') | null;
+    /** Unix seconds. */
+    offeredAt: number;
+    /** Unix seconds. */
+    endedAt: number | null;
+  };
+
+  export type Chat = {
+    /** The chat JID. */
+    chatId: string;
+    /** What the chat is with. */
+    kind: 'person' | 'group' | 'newsletter';
+    /** Contact name, group subject or newsletter name. */
+    name: string | null;
+    /** Messages received since the chat was last read. */
+    unreadCount: number;
+    /** Marked unread by hand (POST /chat/mark-unread). */
+    markedUnread: boolean;
+    pinned: boolean;
+    archived: boolean;
+    muted: boolean;
+    /** Unix seconds when the mute ends; null when not muted or muted for ever. */
+    mutedUntil: number | null;
+    /** Label ids on the chat (business accounts). */
+    labels: string[];
+    lastMessage: Schemas.ChatMessage | null;
+    /** Unix seconds of the last activity. */
+    conversationTimestamp: number | null;
+  };
+
+  export type ChatMessage = {
+    key: Schemas.MessageKey;
+    /** The sender, in group and community chats. */
+    participant?: string;
+    /** The sender's display name (incoming messages). */
+    pushName?: string;
+    /** The content in the network payload shape (text: `conversation`). */
+    message: {
+      [field: string]: unknown;
+    };
+    /** Unix seconds. */
+    messageTimestamp: number;
+    /** Label ids on the message (business accounts). */
+    labels: string[];
+  };
+
+  export type ChatwootConfig = {
+    instanceId: string;
+    baseUrl: string;
+    accountId: number;
+    /** Masked: the first 4 characters, then `****`. */
+    apiAccessToken: string;
+    inboxId: number;
+    inboxName: string;
+    /** POST only: true when Waygate created the inbox in this call. */
+    inboxCreated?: boolean;
+    /** The path Chatwoot posts its webhooks to. GET masks its secret part; POST shows it whole. */
+    webhookPath: string;
+    /** `waygateUrl` + `webhookPath`, when `waygateUrl` is set. */
+    webhookUrl: string | null;
+    waygateUrl: string | null;
+    /** Masked when set. */
+    signingSecret: string | null;
+    signAgentMessages: boolean;
+    reopenConversation: boolean;
+    conversationPending: boolean;
+    ignoreGroups: boolean;
+    ignore: string[];
+    closingMessage: string;
+    /** State of the WhatsApp → Chatwoot road in this process. */
+    health: {
+      /** False after the last call to Chatwoot failed; events wait in the outbox and are retried. */
+      up: boolean;
+      lastError: string | null;
+      /** ISO 8601 time of the last successful delivery to Chatwoot (this process). */
+      lastSuccessAt: string | null;
+    };
+    createdAt: string;
+    updatedAt: string;
+  };
+
+  export type Community = {
+    communityId: string;
+    subject: string;
+    description: string | null;
+    owner: string | null;
+    /** Unix seconds. */
+    creation: number;
+    /** The announcement group: every member is in it and only admins write (POST /community/announce). */
+    announceGroupId: string;
+    /** Linked groups. */
+    groups: {
+      groupId: string;
+      subject: string;
+    }[];
+    /** Members: community admins plus the participants of the linked groups. */
+    size: number;
+    role: 'admin' | 'member';
+  };
+
+  export type Contact = {
+    jid: string;
+    number: string;
+    name: string | null;
+    isBusiness: boolean;
+  };
+
+  export type DeadLetter = {
+    /** dead_letter_id for the retry route. */
+    id: string;
+    instanceId: string;
+    /** The delivery channel that gave up (`webhook`, ...). */
+    channel: string;
+    eventId: string;
+    event: string;
+    /** Delivery attempts so far, automatic and manual. */
+    attempts: number;
+    /** Receiver HTTP status of the last attempt; null when it did not answer. */
+    lastStatus: number | null;
+    lastError: string | null;
+    firstAttemptAt: string;
+    lastAttemptAt: string;
+    createdAt: string;
+    /** The event envelope as it was sent. */
+    payload: unknown;
+  };
+
+  /** `"ALL"` (default at creation) or a list of event types. Applies to every channel (webhook, WebSocket, brokers); events outside it are not recorded. */
+  export type EventFilter =
+    | 'ALL'
+    | (
+        | 'MESSAGE'
+        | 'SEND_MESSAGE'
+        | 'READ_RECEIPT'
+        | 'PRESENCE'
+        | 'HISTORY_SYNC'
+        | 'CHAT_PRESENCE'
+        | 'CALL'
+        | 'CONNECTION'
+        | 'LABEL'
+        | 'CONTACT'
+        | 'GROUP'
+        | 'NEWSLETTER'
+        | 'QRCODE'
+      )[];
+
+  export type FailoverGroup = {
+    groupId: string;
+    name: string;
+    /** `priority`: the first eligible member in `members` order. `round-robin`: eligible members in turn. `least-loaded`: the eligible member with the fewest group sends in flight, then the fewest in the last minute. */
+    policy: 'priority' | 'round-robin' | 'least-loaded';
+    /** Members with a lower health score are not used (default 50). */
+    minHealth: number;
+    /** A recipient keeps the member that last served it while that member is eligible (default true). */
+    sticky: boolean;
+    webhookUrl: string | null;
+    /** In priority order, with their health and eligibility. */
+    members: Schemas.FailoverMember[];
+    /** The instanceId of the member that takes the next send; null when none is eligible (sends get 503). */
+    serving: string | null;
+    createdAt: string;
+    updatedAt: string;
+  };
+
+  export type Group = {
+    groupId: string;
+    subject: string;
+    /** Who set the subject (JID). */
+    subjectOwner: string | null;
+    /** Unix seconds. */
+    subjectTimestamp: number | null;
+    description: string | null;
+    /** The creator (JID). */
+    owner: string | null;
+    /** Unix seconds. */
+    creation: number;
+    size: number;
+    participants: {
+      jid: string;
+      number: string;
+      /** `superadmin`: the creator; `admin`; `member`. */
+      role: 'superadmin' | 'admin' | 'member';
+    }[];
+    /** Only admins send messages. */
+    announce: boolean;
+    /** Only admins edit the subject, description and picture. */
+    locked: boolean;
+    /** People joining by invite link wait for an admin's approval. */
+    joinApproval: boolean;
+    /** Disappearing-message timer in seconds; 0 is off. */
+    ephemeral: number;
+    /** Who may add participants. */
+    memberAddMode: 'admins' | 'all';
+    /** The community the group is linked to. */
+    communityId: string | null;
+    /** Whether this is the announcement group of a community. */
+    isCommunityAnnounce: boolean;
+  };
+
+  export type Instance = {
+    instanceId: string;
+    instanceName: string;
+    /** `whatsapp` (the real network, default) or `sandbox` (the built-in simulated network). Fixed at creation. */
+    network: 'whatsapp' | 'sandbox';
+    /** created, CONNECTING, QRCODE, CONNECTED, DISCONNECTED or LOGGED_OUT (see the transitions in the API description). */
+    status: 'created' | 'CONNECTING' | 'QRCODE' | 'CONNECTED' | 'DISCONNECTED' | 'LOGGED_OUT';
+    number: string | null;
+    webhookUrl: string | null;
+    webhookEvents: Schemas.EventFilter;
+    proxyUrl: string | null;
+    createdAt: string;
+    updatedAt: string;
+    health?: Schemas.Health;
+  };
+
+  export type InstanceStatus = {
+    instanceId: string;
+    instanceName: string;
+    /** created, CONNECTING, QRCODE, CONNECTED, DISCONNECTED or LOGGED_OUT (see the transitions in the API description). */
+    status: 'created' | 'CONNECTING' | 'QRCODE' | 'CONNECTED' | 'DISCONNECTED' | 'LOGGED_OUT';
+    /** Present when the instance is linked to a number. */
+    number?: string;
+    health?: Schemas.Health;
+  };
+
+  export type Label = {
+    labelId: string;
+    name: string;
+    color: number;
+  };
+
+  export type MessageActionReply = {
+    key: {
+      /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
+      remoteJid: string;
+      fromMe: boolean;
+      /** Message id: quote, forward or download with it; use it for duplicate detection. */
+      id: string;
+    };
+    /** Unix seconds. */
+    messageTimestamp: number;
+    status: 'SENT' | 'PENDING';
+    /** What was sent, in the network payload shape: `reactionMessage`, `protocolMessage` (`type` REVOKE or MESSAGE_EDIT). */
+    message: {
+      [field: string]: unknown;
+    };
+  };
+
+  export type MessageKey = {
+    /** The chat. */
+    remoteJid: string;
+    fromMe: boolean;
+    id: string;
+  };
+
+  export type Newsletter = {
+    newsletterId: string;
+    name: string;
+    description: string | null;
+    inviteCode: string;
+    /** `https://whatsapp.com/channel/<inviteCode>` */
+    inviteLink: string;
+    pictureUrl: string | null;
+    /** The instance's relation to the newsletter. */
+    role: 'owner' | 'subscriber' | 'guest';
+    /** Whether the instance muted it (followers only). */
+    muted: boolean;
+    followers: number;
+    verified: boolean;
+    /** Unix seconds. */
+    creation: number;
+  };
+
+  export type ParticipantResult = {
+    number: string;
+    jid: string;
+    /** `ok` done; `already_participant`; `not_participant`; `not_on_network` (no account); `privacy_restricted` (their privacy does not let you add them: send them the invite link); `not_allowed` (the creator cannot be removed or demoted, and you leave with /group/leave); `group_full` (1024); `no_request` (no pending join request). */
+    status:
+      | 'ok'
+      | 'already_participant'
+      | 'not_participant'
+      | 'not_on_network'
+      | 'privacy_restricted'
+      | 'not_allowed'
+      | 'group_full'
+      | 'no_request';
+  };
+
+  export type ParticipantsReply = {
+    groupId: string;
+    results: Schemas.ParticipantResult[];
+  };
+
+  export type SendReply = {
+    /** The instance that sent it: the caller, or with a failover-group token the member that served. */
+    instanceId: string;
+    key: {
+      /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
+      remoteJid: string;
+      fromMe: boolean;
+      /** Message id: quote, forward or download with it; use it for duplicate detection. */
+      id: string;
+    };
+    /** Unix seconds. */
+    messageTimestamp: number;
+    /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
+    status: 'SENT' | 'PENDING';
+    /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
+    message: {
+      [field: string]: unknown;
+    };
+  };
+
+  export type Session = {
+    /** A JWT (HS256). Send it as `Authorization: Bearer <accessToken>`. */
+    accessToken: string;
+    tokenType: 'Bearer';
+    /** Seconds the access token is valid (AUTH_ACCESS_TOKEN_SECONDS). */
+    expiresIn: number;
+    /** For clients without cookies; browsers use the httpOnly cookie set with it. Valid once. */
+    refreshToken: string;
+    /** Seconds the refresh token is valid (AUTH_REFRESH_TOKEN_DAYS). */
+    refreshExpiresIn: number;
+    user: Schemas.User;
+  };
+
+  export type StoredMessage = {
+    key: {
+      /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
+      remoteJid: string;
+      fromMe: boolean;
+      /** Message id: quote, forward or download with it; use it for duplicate detection. */
+      id: string;
+    };
+    /** The sender, in group chats. */
+    participant?: string;
+    /** The sender's display name (received messages). */
+    pushName?: string;
+    /** The content's kind (`conversation`, `imageMessage`, …), or `revoked` for a message deleted for everyone. */
+    messageType: string;
+    /** The content in the network payload shape, as last edited; `{}` once deleted. */
+    message: {
+      [field: string]: unknown;
+    };
+    /** Unix seconds. */
+    messageTimestamp: number;
+    /** Deleted for everyone (by its author, or by a group admin). */
+    deleted: boolean;
+    media?: {
+      mimetype: string;
+      fileLength: number;
+      fileName?: string;
+      sha256: string;
+      /** GET it with the instance token. */
+      downloadUrl: string;
+    };
+  };
+
+  export type User = {
+    id: string;
+    email: string;
+    name: string;
+    /** `owner`: everything, including users and invitations. `operator`: every admin route. `viewer`: read-only admin routes (GET). */
+    role: 'owner' | 'operator' | 'viewer';
+    /** ISO 8601. */
+    createdAt: string;
+  };
+
+  export type UserInfo = {
+    jid: string;
+    number: string;
+    name: string | null;
+    about: string | null;
+    aboutTimestamp: number | null;
+    pictureUrl: string | null;
+    isBusiness: boolean;
+    businessProfile: Schemas.BusinessProfile | null;
+    /** Whether this instance blocked the user. */
+    blocked: boolean;
+  };
+
+  /** Batched webhook: each POST carries a JSON array of up to `maxEvents` envelopes, in `seq` order, signed as one body (`X-Webhook-Signature` over the array bytes, `X-Webhook-Batch` = the count). A failed batch is retried whole (the same events, same order) with the usual backoff; after the last attempt each of its events becomes its own dead letter. */
+  export type WebhookBatch = {
+    /** Envelopes per POST at most. */
+    maxEvents: number;
+    /** How long the oldest waiting event may wait for the batch to fill before it is sent anyway (0: send what is there). */
+    maxWaitMs: number;
+  };
+
+  export type WebhookSettings = {
+    webhookUrl: string | null;
+    webhookEvents: Schemas.EventFilter;
+    webhookBatch: Schemas.WebhookBatch | null;
+    /** Always true: a secret always exists; it is never shown after creation. */
+    secretSet: boolean;
+  };
+
+  export type FailoverMember = {
+    instanceId: string;
+    instanceName: string | null;
+    status: ('created' | 'CONNECTING' | 'QRCODE' | 'CONNECTED' | 'DISCONNECTED' | 'LOGGED_OUT') | null;
+    health: Schemas.Health;
+    /** Connected with a health score of at least `minHealth`. */
+    eligible: boolean;
+    /** This member takes the next send (a sticky recipient may still go to its own member). */
+    serving: boolean;
+  };
+
+  /** Health score of the instance (GET /instance/health gives the signals behind it). */
+  export type Health = {
+    /** 100 is healthy; the formula is in docs/operations.md. */
+    score: number;
+    /** What lowered the score, each with its penalty, e.g. `disconnected: connection_lost (-70)`. Empty at 100. */
+    reasons: string[];
+  };
+}
 
 export type DeleteAdminAlertRulesByRuleIdInput = {
   rule_id: string;
@@ -78,22 +569,7 @@ export type GetAdminAlertRulesInput = {
 };
 
 export type GetAdminAlertRulesResponse = {
-  items: {
-    ruleId: string;
-    name: string;
-    /** `instance_disconnected`: a linked instance is not connected (DISCONNECTED, CONNECTING or LOGGED_OUT) for `forSeconds`. `health_below`: its health score is below `threshold` for `forSeconds`. `dead_letters_above`: it has more than `threshold` dead letters. `channel_down`: a delivery channel (or the one named in `channel`) is down for `forSeconds`. `outbox_backlog_above`: more than `threshold` of its events wait for delivery. */
-    kind: 'instance_disconnected' | 'health_below' | 'dead_letters_above' | 'channel_down' | 'outbox_backlog_above';
-    threshold: number;
-    forSeconds: number;
-    scope: 'all' | 'instance' | 'group';
-    instanceId: string | null;
-    groupId: string | null;
-    channel: string | null;
-    webhookUrl: string;
-    muted: boolean;
-    mutedUntil: string | null;
-    createdAt: string;
-  }[];
+  items: Schemas.AlertRule[];
   total: number;
   offset: number;
   limit: number;
@@ -103,22 +579,7 @@ export type GetAdminAlertRulesByRuleIdInput = {
   rule_id: string;
 };
 
-export type GetAdminAlertRulesByRuleIdResponse = {
-  ruleId: string;
-  name: string;
-  /** `instance_disconnected`: a linked instance is not connected (DISCONNECTED, CONNECTING or LOGGED_OUT) for `forSeconds`. `health_below`: its health score is below `threshold` for `forSeconds`. `dead_letters_above`: it has more than `threshold` dead letters. `channel_down`: a delivery channel (or the one named in `channel`) is down for `forSeconds`. `outbox_backlog_above`: more than `threshold` of its events wait for delivery. */
-  kind: 'instance_disconnected' | 'health_below' | 'dead_letters_above' | 'channel_down' | 'outbox_backlog_above';
-  threshold: number;
-  forSeconds: number;
-  scope: 'all' | 'instance' | 'group';
-  instanceId: string | null;
-  groupId: string | null;
-  channel: string | null;
-  webhookUrl: string;
-  muted: boolean;
-  mutedUntil: string | null;
-  createdAt: string;
-};
+export type GetAdminAlertRulesByRuleIdResponse = Schemas.AlertRule;
 
 export type GetAdminAlertsInput = {
   /** Items to skip. */
@@ -131,25 +592,7 @@ export type GetAdminAlertsInput = {
 };
 
 export type GetAdminAlertsResponse = {
-  items: {
-    alertId: string;
-    ruleId: string;
-    ruleName: string;
-    /** `instance_disconnected`: a linked instance is not connected (DISCONNECTED, CONNECTING or LOGGED_OUT) for `forSeconds`. `health_below`: its health score is below `threshold` for `forSeconds`. `dead_letters_above`: it has more than `threshold` dead letters. `channel_down`: a delivery channel (or the one named in `channel`) is down for `forSeconds`. `outbox_backlog_above`: more than `threshold` of its events wait for delivery. */
-    kind: 'instance_disconnected' | 'health_below' | 'dead_letters_above' | 'channel_down' | 'outbox_backlog_above';
-    status: 'open' | 'resolved';
-    instanceId: string | null;
-    channel: string | null;
-    /** The measured value when it fired (count or score). */
-    value: number | null;
-    message: string;
-    /** false while the rule was muted when it fired (no notice sent yet). */
-    notified: boolean;
-    firedAt: string;
-    resolvedAt: string | null;
-    acknowledged: boolean;
-    acknowledgedAt: string | null;
-  }[];
+  items: Schemas.Alert[];
   total: number;
   offset: number;
   limit: number;
@@ -197,25 +640,7 @@ export type GetAdminBackfillInput = {
 };
 
 export type GetAdminBackfillResponse = {
-  items: {
-    jobId: string;
-    instanceId: string;
-    target: string;
-    since: string;
-    until: string | null;
-    events: string[] | null;
-    ratePerSecond: number;
-    status: 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
-    /** Events in the range when the job was created. */
-    total: number;
-    delivered: number;
-    /** The last event re-delivered (a new job can start after it). */
-    lastEventId: string | null;
-    error: string | null;
-    createdAt: string;
-    updatedAt: string;
-    finishedAt: string | null;
-  }[];
+  items: Schemas.BackfillJob[];
   total: number;
   offset: number;
   limit: number;
@@ -225,25 +650,7 @@ export type GetAdminBackfillByJobIdInput = {
   job_id: string;
 };
 
-export type GetAdminBackfillByJobIdResponse = {
-  jobId: string;
-  instanceId: string;
-  target: string;
-  since: string;
-  until: string | null;
-  events: string[] | null;
-  ratePerSecond: number;
-  status: 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
-  /** Events in the range when the job was created. */
-  total: number;
-  delivered: number;
-  /** The last event re-delivered (a new job can start after it). */
-  lastEventId: string | null;
-  error: string | null;
-  createdAt: string;
-  updatedAt: string;
-  finishedAt: string | null;
-};
+export type GetAdminBackfillByJobIdResponse = Schemas.BackfillJob;
 
 export type GetAdminDeadLettersInput = {
   /** Items to skip. */
@@ -261,25 +668,7 @@ export type GetAdminDeadLettersInput = {
 };
 
 export type GetAdminDeadLettersResponse = {
-  items: {
-    /** dead_letter_id for the retry route. */
-    id: string;
-    instanceId: string;
-    /** The delivery channel that gave up (`webhook`, ...). */
-    channel: string;
-    eventId: string;
-    event: string;
-    /** Delivery attempts so far, automatic and manual. */
-    attempts: number;
-    /** Receiver HTTP status of the last attempt; null when it did not answer. */
-    lastStatus: number | null;
-    lastError: string | null;
-    firstAttemptAt: string;
-    lastAttemptAt: string;
-    createdAt: string;
-    /** The event envelope as it was sent. */
-    payload: unknown;
-  }[];
+  items: Schemas.DeadLetter[];
   total: number;
   offset: number;
   limit: number;
@@ -293,38 +682,7 @@ export type GetAdminFailoverGroupsInput = {
 };
 
 export type GetAdminFailoverGroupsResponse = {
-  items: {
-    groupId: string;
-    name: string;
-    /** `priority`: the first eligible member in `members` order. `round-robin`: eligible members in turn. `least-loaded`: the eligible member with the fewest group sends in flight, then the fewest in the last minute. */
-    policy: 'priority' | 'round-robin' | 'least-loaded';
-    /** Members with a lower health score are not used (default 50). */
-    minHealth: number;
-    /** A recipient keeps the member that last served it while that member is eligible (default true). */
-    sticky: boolean;
-    webhookUrl: string | null;
-    /** In priority order, with their health and eligibility. */
-    members: {
-      instanceId: string;
-      instanceName: string | null;
-      status: ('created' | 'CONNECTING' | 'QRCODE' | 'CONNECTED' | 'DISCONNECTED' | 'LOGGED_OUT') | null;
-      /** Health score of the instance (GET /instance/health gives the signals behind it). */
-      health: {
-        /** 100 is healthy; the formula is in docs/operations.md. */
-        score: number;
-        /** What lowered the score, each with its penalty, e.g. `disconnected: connection_lost (-70)`. Empty at 100. */
-        reasons: string[];
-      };
-      /** Connected with a health score of at least `minHealth`. */
-      eligible: boolean;
-      /** This member takes the next send (a sticky recipient may still go to its own member). */
-      serving: boolean;
-    }[];
-    /** The instanceId of the member that takes the next send; null when none is eligible (sends get 503). */
-    serving: string | null;
-    createdAt: string;
-    updatedAt: string;
-  }[];
+  items: Schemas.FailoverGroup[];
   total: number;
   offset: number;
   limit: number;
@@ -335,38 +693,7 @@ export type GetAdminFailoverGroupsByGroupIdInput = {
   groupId: string;
 };
 
-export type GetAdminFailoverGroupsByGroupIdResponse = {
-  groupId: string;
-  name: string;
-  /** `priority`: the first eligible member in `members` order. `round-robin`: eligible members in turn. `least-loaded`: the eligible member with the fewest group sends in flight, then the fewest in the last minute. */
-  policy: 'priority' | 'round-robin' | 'least-loaded';
-  /** Members with a lower health score are not used (default 50). */
-  minHealth: number;
-  /** A recipient keeps the member that last served it while that member is eligible (default true). */
-  sticky: boolean;
-  webhookUrl: string | null;
-  /** In priority order, with their health and eligibility. */
-  members: {
-    instanceId: string;
-    instanceName: string | null;
-    status: ('created' | 'CONNECTING' | 'QRCODE' | 'CONNECTED' | 'DISCONNECTED' | 'LOGGED_OUT') | null;
-    /** Health score of the instance (GET /instance/health gives the signals behind it). */
-    health: {
-      /** 100 is healthy; the formula is in docs/operations.md. */
-      score: number;
-      /** What lowered the score, each with its penalty, e.g. `disconnected: connection_lost (-70)`. Empty at 100. */
-      reasons: string[];
-    };
-    /** Connected with a health score of at least `minHealth`. */
-    eligible: boolean;
-    /** This member takes the next send (a sticky recipient may still go to its own member). */
-    serving: boolean;
-  }[];
-  /** The instanceId of the member that takes the next send; null when none is eligible (sends get 503). */
-  serving: string | null;
-  createdAt: string;
-  updatedAt: string;
-};
+export type GetAdminFailoverGroupsByGroupIdResponse = Schemas.FailoverGroup;
 
 export type GetAdminOutboxInput = {
   /** Items to skip. */
@@ -440,15 +767,7 @@ export type GetAuthInvitationsResponse = {
   }[];
 };
 
-export type GetAuthMeResponse = {
-  id: string;
-  email: string;
-  name: string;
-  /** `owner`: everything, including users and invitations. `operator`: every admin route. `viewer`: read-only admin routes (GET). */
-  role: 'owner' | 'operator' | 'viewer';
-  /** ISO 8601. */
-  createdAt: string;
-};
+export type GetAuthMeResponse = Schemas.User;
 
 export type GetAuthRegistrationResponse = {
   /** No user exists yet: the next registration creates the owner. */
@@ -458,15 +777,7 @@ export type GetAuthRegistrationResponse = {
 };
 
 export type GetAuthUsersResponse = {
-  items: {
-    id: string;
-    email: string;
-    name: string;
-    /** `owner`: everything, including users and invitations. `operator`: every admin route. `viewer`: read-only admin routes (GET). */
-    role: 'owner' | 'operator' | 'viewer';
-    /** ISO 8601. */
-    createdAt: string;
-  }[];
+  items: Schemas.User[];
 };
 
 export type GetCallHistoryInput = {
@@ -477,22 +788,7 @@ export type GetCallHistoryInput = {
 };
 
 export type GetCallHistoryResponse = {
-  items: {
-    callId: string;
-    /** The caller (JID). */
-    from: string;
-    direction: 'incoming' | 'outgoing';
-    isVideo: boolean;
-    isGroup: boolean;
-    /** `missed`: the caller hung up before an answer. */
-    status: 'ringing' | 'rejected' | 'missed' | 'ended';
-    /** `user`: POST /call/reject; `auto`: the auto-reject setting. */
-    rejectedBy: ('user' | 'auto') | null;
-    /** Unix seconds. */
-    offeredAt: number;
-    /** Unix seconds. */
-    endedAt: number | null;
-  }[];
+  items: Schemas.Call[];
   total: number;
   offset: number;
   limit: number;
@@ -529,26 +825,7 @@ export type GetChatHistoryInput = {
 };
 
 export type GetChatHistoryResponse = {
-  items: {
-    key: {
-      /** The chat. */
-      remoteJid: string;
-      fromMe: boolean;
-      id: string;
-    };
-    /** The sender, in group and community chats. */
-    participant?: string;
-    /** The sender's display name (incoming messages). */
-    pushName?: string;
-    /** The content in the network payload shape (text: `conversation`). */
-    message: {
-      [field: string]: unknown;
-    };
-    /** Unix seconds. */
-    messageTimestamp: number;
-    /** Label ids on the message (business accounts). */
-    labels: string[];
-  }[];
+  items: Schemas.ChatMessage[];
   total: number;
   offset: number;
   limit: number;
@@ -559,47 +836,7 @@ export type GetChatInfoInput = {
   chatId: string;
 };
 
-export type GetChatInfoResponse = {
-  /** The chat JID. */
-  chatId: string;
-  /** What the chat is with. */
-  kind: 'person' | 'group' | 'newsletter';
-  /** Contact name, group subject or newsletter name. */
-  name: string | null;
-  /** Messages received since the chat was last read. */
-  unreadCount: number;
-  /** Marked unread by hand (POST /chat/mark-unread). */
-  markedUnread: boolean;
-  pinned: boolean;
-  archived: boolean;
-  muted: boolean;
-  /** Unix seconds when the mute ends; null when not muted or muted for ever. */
-  mutedUntil: number | null;
-  /** Label ids on the chat (business accounts). */
-  labels: string[];
-  lastMessage: {
-    key: {
-      /** The chat. */
-      remoteJid: string;
-      fromMe: boolean;
-      id: string;
-    };
-    /** The sender, in group and community chats. */
-    participant?: string;
-    /** The sender's display name (incoming messages). */
-    pushName?: string;
-    /** The content in the network payload shape (text: `conversation`). */
-    message: {
-      [field: string]: unknown;
-    };
-    /** Unix seconds. */
-    messageTimestamp: number;
-    /** Label ids on the message (business accounts). */
-    labels: string[];
-  } | null;
-  /** Unix seconds of the last activity. */
-  conversationTimestamp: number | null;
-};
+export type GetChatInfoResponse = Schemas.Chat;
 
 export type GetChatListInput = {
   /** Items to skip. */
@@ -619,47 +856,7 @@ export type GetChatListInput = {
 };
 
 export type GetChatListResponse = {
-  items: {
-    /** The chat JID. */
-    chatId: string;
-    /** What the chat is with. */
-    kind: 'person' | 'group' | 'newsletter';
-    /** Contact name, group subject or newsletter name. */
-    name: string | null;
-    /** Messages received since the chat was last read. */
-    unreadCount: number;
-    /** Marked unread by hand (POST /chat/mark-unread). */
-    markedUnread: boolean;
-    pinned: boolean;
-    archived: boolean;
-    muted: boolean;
-    /** Unix seconds when the mute ends; null when not muted or muted for ever. */
-    mutedUntil: number | null;
-    /** Label ids on the chat (business accounts). */
-    labels: string[];
-    lastMessage: {
-      key: {
-        /** The chat. */
-        remoteJid: string;
-        fromMe: boolean;
-        id: string;
-      };
-      /** The sender, in group and community chats. */
-      participant?: string;
-      /** The sender's display name (incoming messages). */
-      pushName?: string;
-      /** The content in the network payload shape (text: `conversation`). */
-      message: {
-        [field: string]: unknown;
-      };
-      /** Unix seconds. */
-      messageTimestamp: number;
-      /** Label ids on the message (business accounts). */
-      labels: string[];
-    } | null;
-    /** Unix seconds of the last activity. */
-    conversationTimestamp: number | null;
-  }[];
+  items: Schemas.Chat[];
   total: number;
   offset: number;
   limit: number;
@@ -675,86 +872,13 @@ export type GetChatSearchInput = {
 };
 
 export type GetChatSearchResponse = {
-  items: {
-    /** The chat JID. */
-    chatId: string;
-    /** What the chat is with. */
-    kind: 'person' | 'group' | 'newsletter';
-    /** Contact name, group subject or newsletter name. */
-    name: string | null;
-    /** Messages received since the chat was last read. */
-    unreadCount: number;
-    /** Marked unread by hand (POST /chat/mark-unread). */
-    markedUnread: boolean;
-    pinned: boolean;
-    archived: boolean;
-    muted: boolean;
-    /** Unix seconds when the mute ends; null when not muted or muted for ever. */
-    mutedUntil: number | null;
-    /** Label ids on the chat (business accounts). */
-    labels: string[];
-    lastMessage: {
-      key: {
-        /** The chat. */
-        remoteJid: string;
-        fromMe: boolean;
-        id: string;
-      };
-      /** The sender, in group and community chats. */
-      participant?: string;
-      /** The sender's display name (incoming messages). */
-      pushName?: string;
-      /** The content in the network payload shape (text: `conversation`). */
-      message: {
-        [field: string]: unknown;
-      };
-      /** Unix seconds. */
-      messageTimestamp: number;
-      /** Label ids on the message (business accounts). */
-      labels: string[];
-    } | null;
-    /** Unix seconds of the last activity. */
-    conversationTimestamp: number | null;
-  }[];
+  items: Schemas.Chat[];
   total: number;
   offset: number;
   limit: number;
 };
 
-export type GetChatwootResponse = {
-  instanceId: string;
-  baseUrl: string;
-  accountId: number;
-  /** Masked: the first 4 characters, then `****`. */
-  apiAccessToken: string;
-  inboxId: number;
-  inboxName: string;
-  /** POST only: true when Waygate created the inbox in this call. */
-  inboxCreated?: boolean;
-  /** The path Chatwoot posts its webhooks to. GET masks its secret part; POST shows it whole. */
-  webhookPath: string;
-  /** `waygateUrl` + `webhookPath`, when `waygateUrl` is set. */
-  webhookUrl: string | null;
-  waygateUrl: string | null;
-  /** Masked when set. */
-  signingSecret: string | null;
-  signAgentMessages: boolean;
-  reopenConversation: boolean;
-  conversationPending: boolean;
-  ignoreGroups: boolean;
-  ignore: string[];
-  closingMessage: string;
-  /** State of the WhatsApp → Chatwoot road in this process. */
-  health: {
-    /** False after the last call to Chatwoot failed; events wait in the outbox and are retried. */
-    up: boolean;
-    lastError: string | null;
-    /** ISO 8601 time of the last successful delivery to Chatwoot (this process). */
-    lastSuccessAt: string | null;
-  };
-  createdAt: string;
-  updatedAt: string;
-};
+export type GetChatwootResponse = Schemas.ChatwootConfig;
 
 export type GetChatwootImportResponse = {
   state: 'idle' | 'running' | 'done' | 'failed';
@@ -779,40 +903,7 @@ export type GetCommunityGroupsInput = {
 };
 
 export type GetCommunityGroupsResponse = {
-  items: {
-    groupId: string;
-    subject: string;
-    /** Who set the subject (JID). */
-    subjectOwner: string | null;
-    /** Unix seconds. */
-    subjectTimestamp: number | null;
-    description: string | null;
-    /** The creator (JID). */
-    owner: string | null;
-    /** Unix seconds. */
-    creation: number;
-    size: number;
-    participants: {
-      jid: string;
-      number: string;
-      /** `superadmin`: the creator; `admin`; `member`. */
-      role: 'superadmin' | 'admin' | 'member';
-    }[];
-    /** Only admins send messages. */
-    announce: boolean;
-    /** Only admins edit the subject, description and picture. */
-    locked: boolean;
-    /** People joining by invite link wait for an admin's approval. */
-    joinApproval: boolean;
-    /** Disappearing-message timer in seconds; 0 is off. */
-    ephemeral: number;
-    /** Who may add participants. */
-    memberAddMode: 'admins' | 'all';
-    /** The community the group is linked to. */
-    communityId: string | null;
-    /** Whether this is the announcement group of a community. */
-    isCommunityAnnounce: boolean;
-  }[];
+  items: Schemas.Group[];
   total: number;
   offset: number;
   limit: number;
@@ -823,24 +914,7 @@ export type GetCommunityInfoInput = {
   communityId: string;
 };
 
-export type GetCommunityInfoResponse = {
-  communityId: string;
-  subject: string;
-  description: string | null;
-  owner: string | null;
-  /** Unix seconds. */
-  creation: number;
-  /** The announcement group: every member is in it and only admins write (POST /community/announce). */
-  announceGroupId: string;
-  /** Linked groups. */
-  groups: {
-    groupId: string;
-    subject: string;
-  }[];
-  /** Members: community admins plus the participants of the linked groups. */
-  size: number;
-  role: 'admin' | 'member';
-};
+export type GetCommunityInfoResponse = Schemas.Community;
 
 export type GetCommunityListInput = {
   /** Items to skip. */
@@ -850,24 +924,7 @@ export type GetCommunityListInput = {
 };
 
 export type GetCommunityListResponse = {
-  items: {
-    communityId: string;
-    subject: string;
-    description: string | null;
-    owner: string | null;
-    /** Unix seconds. */
-    creation: number;
-    /** The announcement group: every member is in it and only admins write (POST /community/announce). */
-    announceGroupId: string;
-    /** Linked groups. */
-    groups: {
-      groupId: string;
-      subject: string;
-    }[];
-    /** Members: community admins plus the participants of the linked groups. */
-    size: number;
-    role: 'admin' | 'member';
-  }[];
+  items: Schemas.Community[];
   total: number;
   offset: number;
   limit: number;
@@ -878,40 +935,7 @@ export type GetGroupInfoInput = {
   groupId: string;
 };
 
-export type GetGroupInfoResponse = {
-  groupId: string;
-  subject: string;
-  /** Who set the subject (JID). */
-  subjectOwner: string | null;
-  /** Unix seconds. */
-  subjectTimestamp: number | null;
-  description: string | null;
-  /** The creator (JID). */
-  owner: string | null;
-  /** Unix seconds. */
-  creation: number;
-  size: number;
-  participants: {
-    jid: string;
-    number: string;
-    /** `superadmin`: the creator; `admin`; `member`. */
-    role: 'superadmin' | 'admin' | 'member';
-  }[];
-  /** Only admins send messages. */
-  announce: boolean;
-  /** Only admins edit the subject, description and picture. */
-  locked: boolean;
-  /** People joining by invite link wait for an admin's approval. */
-  joinApproval: boolean;
-  /** Disappearing-message timer in seconds; 0 is off. */
-  ephemeral: number;
-  /** Who may add participants. */
-  memberAddMode: 'admins' | 'all';
-  /** The community the group is linked to. */
-  communityId: string | null;
-  /** Whether this is the announcement group of a community. */
-  isCommunityAnnounce: boolean;
-};
+export type GetGroupInfoResponse = Schemas.Group;
 
 export type GetGroupInviteInfoInput = {
   /** An invite code, or the whole invite link (`https://chat.whatsapp.com/<code>`). */
@@ -950,40 +974,7 @@ export type GetGroupListInput = {
 };
 
 export type GetGroupListResponse = {
-  items: {
-    groupId: string;
-    subject: string;
-    /** Who set the subject (JID). */
-    subjectOwner: string | null;
-    /** Unix seconds. */
-    subjectTimestamp: number | null;
-    description: string | null;
-    /** The creator (JID). */
-    owner: string | null;
-    /** Unix seconds. */
-    creation: number;
-    size: number;
-    participants: {
-      jid: string;
-      number: string;
-      /** `superadmin`: the creator; `admin`; `member`. */
-      role: 'superadmin' | 'admin' | 'member';
-    }[];
-    /** Only admins send messages. */
-    announce: boolean;
-    /** Only admins edit the subject, description and picture. */
-    locked: boolean;
-    /** People joining by invite link wait for an admin's approval. */
-    joinApproval: boolean;
-    /** Disappearing-message timer in seconds; 0 is off. */
-    ephemeral: number;
-    /** Who may add participants. */
-    memberAddMode: 'admins' | 'all';
-    /** The community the group is linked to. */
-    communityId: string | null;
-    /** Whether this is the announcement group of a community. */
-    isCommunityAnnounce: boolean;
-  }[];
+  items: Schemas.Group[];
   total: number;
   offset: number;
   limit: number;
@@ -1030,25 +1021,7 @@ export type GetInstanceAlertsInput = {
 };
 
 export type GetInstanceAlertsResponse = {
-  items: {
-    alertId: string;
-    ruleId: string;
-    ruleName: string;
-    /** `instance_disconnected`: a linked instance is not connected (DISCONNECTED, CONNECTING or LOGGED_OUT) for `forSeconds`. `health_below`: its health score is below `threshold` for `forSeconds`. `dead_letters_above`: it has more than `threshold` dead letters. `channel_down`: a delivery channel (or the one named in `channel`) is down for `forSeconds`. `outbox_backlog_above`: more than `threshold` of its events wait for delivery. */
-    kind: 'instance_disconnected' | 'health_below' | 'dead_letters_above' | 'channel_down' | 'outbox_backlog_above';
-    status: 'open' | 'resolved';
-    instanceId: string | null;
-    channel: string | null;
-    /** The measured value when it fired (count or score). */
-    value: number | null;
-    message: string;
-    /** false while the rule was muted when it fired (no notice sent yet). */
-    notified: boolean;
-    firedAt: string;
-    resolvedAt: string | null;
-    acknowledged: boolean;
-    acknowledgedAt: string | null;
-  }[];
+  items: Schemas.Alert[];
   total: number;
   offset: number;
   limit: number;
@@ -1062,44 +1035,7 @@ export type GetInstanceAllInput = {
 };
 
 export type GetInstanceAllResponse = {
-  items: {
-    instanceId: string;
-    instanceName: string;
-    /** `whatsapp` (the real network, default) or `sandbox` (the built-in simulated network). Fixed at creation. */
-    network: 'whatsapp' | 'sandbox';
-    /** created, CONNECTING, QRCODE, CONNECTED, DISCONNECTED or LOGGED_OUT (see the transitions in the API description). */
-    status: 'created' | 'CONNECTING' | 'QRCODE' | 'CONNECTED' | 'DISCONNECTED' | 'LOGGED_OUT';
-    number: string | null;
-    webhookUrl: string | null;
-    /** `"ALL"` (default at creation) or a list of event types. Applies to every channel (webhook, WebSocket, brokers); events outside it are not recorded. */
-    webhookEvents:
-      | 'ALL'
-      | (
-          | 'MESSAGE'
-          | 'SEND_MESSAGE'
-          | 'READ_RECEIPT'
-          | 'PRESENCE'
-          | 'HISTORY_SYNC'
-          | 'CHAT_PRESENCE'
-          | 'CALL'
-          | 'CONNECTION'
-          | 'LABEL'
-          | 'CONTACT'
-          | 'GROUP'
-          | 'NEWSLETTER'
-          | 'QRCODE'
-        )[];
-    proxyUrl: string | null;
-    createdAt: string;
-    updatedAt: string;
-    /** Health score of the instance (GET /instance/health gives the signals behind it). */
-    health?: {
-      /** 100 is healthy; the formula is in docs/operations.md. */
-      score: number;
-      /** What lowered the score, each with its penalty, e.g. `disconnected: connection_lost (-70)`. Empty at 100. */
-      reasons: string[];
-    };
-  }[];
+  items: Schemas.Instance[];
   total: number;
   offset: number;
   limit: number;
@@ -1151,51 +1087,9 @@ export type GetInstanceSettingsResponse = {
   interactiveMessages: boolean;
 };
 
-export type GetInstanceStatusResponse = {
-  instanceId: string;
-  instanceName: string;
-  /** created, CONNECTING, QRCODE, CONNECTED, DISCONNECTED or LOGGED_OUT (see the transitions in the API description). */
-  status: 'created' | 'CONNECTING' | 'QRCODE' | 'CONNECTED' | 'DISCONNECTED' | 'LOGGED_OUT';
-  /** Present when the instance is linked to a number. */
-  number?: string;
-  /** Health score of the instance (GET /instance/health gives the signals behind it). */
-  health?: {
-    /** 100 is healthy; the formula is in docs/operations.md. */
-    score: number;
-    /** What lowered the score, each with its penalty, e.g. `disconnected: connection_lost (-70)`. Empty at 100. */
-    reasons: string[];
-  };
-};
+export type GetInstanceStatusResponse = Schemas.InstanceStatus;
 
-export type GetInstanceWebhookResponse = {
-  webhookUrl: string | null;
-  /** `"ALL"` (default at creation) or a list of event types. Applies to every channel (webhook, WebSocket, brokers); events outside it are not recorded. */
-  webhookEvents:
-    | 'ALL'
-    | (
-        | 'MESSAGE'
-        | 'SEND_MESSAGE'
-        | 'READ_RECEIPT'
-        | 'PRESENCE'
-        | 'HISTORY_SYNC'
-        | 'CHAT_PRESENCE'
-        | 'CALL'
-        | 'CONNECTION'
-        | 'LABEL'
-        | 'CONTACT'
-        | 'GROUP'
-        | 'NEWSLETTER'
-        | 'QRCODE'
-      )[];
-  webhookBatch: {
-    /** Envelopes per POST at most. */
-    maxEvents: number;
-    /** How long the oldest waiting event may wait for the batch to fill before it is sent anyway (0: send what is there). */
-    maxWaitMs: number;
-  } | null;
-  /** Always true: a secret always exists; it is never shown after creation. */
-  secretSet: boolean;
-};
+export type GetInstanceWebhookResponse = Schemas.WebhookSettings;
 
 export type GetInstanceWebhookDeadLettersByInstanceIdInput = {
   /** The instanceId given at creation. */
@@ -1207,25 +1101,7 @@ export type GetInstanceWebhookDeadLettersByInstanceIdInput = {
 };
 
 export type GetInstanceWebhookDeadLettersByInstanceIdResponse = {
-  items: {
-    /** dead_letter_id for the retry route. */
-    id: string;
-    instanceId: string;
-    /** The delivery channel that gave up (`webhook`, ...). */
-    channel: string;
-    eventId: string;
-    event: string;
-    /** Delivery attempts so far, automatic and manual. */
-    attempts: number;
-    /** Receiver HTTP status of the last attempt; null when it did not answer. */
-    lastStatus: number | null;
-    lastError: string | null;
-    firstAttemptAt: string;
-    lastAttemptAt: string;
-    createdAt: string;
-    /** The event envelope as it was sent. */
-    payload: unknown;
-  }[];
+  items: Schemas.DeadLetter[];
   total: number;
   offset: number;
   limit: number;
@@ -1239,11 +1115,7 @@ export type GetLabelListInput = {
 };
 
 export type GetLabelListResponse = {
-  items: {
-    labelId: string;
-    name: string;
-    color: number;
-  }[];
+  items: Schemas.Label[];
   total: number;
   offset: number;
   limit: number;
@@ -1291,37 +1163,7 @@ export type GetMessageFindInput = {
 };
 
 export type GetMessageFindResponse = {
-  items: {
-    key: {
-      /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-      remoteJid: string;
-      fromMe: boolean;
-      /** Message id: quote, forward or download with it; use it for duplicate detection. */
-      id: string;
-    };
-    /** The sender, in group chats. */
-    participant?: string;
-    /** The sender's display name (received messages). */
-    pushName?: string;
-    /** The content's kind (`conversation`, `imageMessage`, …), or `revoked` for a message deleted for everyone. */
-    messageType: string;
-    /** The content in the network payload shape, as last edited; `{}` once deleted. */
-    message: {
-      [field: string]: unknown;
-    };
-    /** Unix seconds. */
-    messageTimestamp: number;
-    /** Deleted for everyone (by its author, or by a group admin). */
-    deleted: boolean;
-    media?: {
-      mimetype: string;
-      fileLength: number;
-      fileName?: string;
-      sha256: string;
-      /** GET it with the instance token. */
-      downloadUrl: string;
-    };
-  }[];
+  items: Schemas.StoredMessage[];
   total: number;
   offset: number;
   limit: number;
@@ -1361,23 +1203,7 @@ export type GetNewsletterInfoInput = {
   inviteCode?: string;
 };
 
-export type GetNewsletterInfoResponse = {
-  newsletterId: string;
-  name: string;
-  description: string | null;
-  inviteCode: string;
-  /** `https://whatsapp.com/channel/<inviteCode>` */
-  inviteLink: string;
-  pictureUrl: string | null;
-  /** The instance's relation to the newsletter. */
-  role: 'owner' | 'subscriber' | 'guest';
-  /** Whether the instance muted it (followers only). */
-  muted: boolean;
-  followers: number;
-  verified: boolean;
-  /** Unix seconds. */
-  creation: number;
-};
+export type GetNewsletterInfoResponse = Schemas.Newsletter;
 
 export type GetNewsletterListInput = {
   /** Items to skip. */
@@ -1389,23 +1215,7 @@ export type GetNewsletterListInput = {
 };
 
 export type GetNewsletterListResponse = {
-  items: {
-    newsletterId: string;
-    name: string;
-    description: string | null;
-    inviteCode: string;
-    /** `https://whatsapp.com/channel/<inviteCode>` */
-    inviteLink: string;
-    pictureUrl: string | null;
-    /** The instance's relation to the newsletter. */
-    role: 'owner' | 'subscriber' | 'guest';
-    /** Whether the instance muted it (followers only). */
-    muted: boolean;
-    followers: number;
-    verified: boolean;
-    /** Unix seconds. */
-    creation: number;
-  }[];
+  items: Schemas.Newsletter[];
   total: number;
   offset: number;
   limit: number;
@@ -1422,12 +1232,7 @@ export type GetNewsletterMessagesInput = {
 
 export type GetNewsletterMessagesResponse = {
   items: {
-    key: {
-      /** The chat. */
-      remoteJid: string;
-      fromMe: boolean;
-      id: string;
-    };
+    key: Schemas.MessageKey;
     /** The post's sequence number in its newsletter. */
     serverId: number;
     message: {
@@ -1538,12 +1343,7 @@ export type GetUserContactsInput = {
 };
 
 export type GetUserContactsResponse = {
-  items: {
-    jid: string;
-    number: string;
-    name: string | null;
-    isBusiness: boolean;
-  }[];
+  items: Schemas.Contact[];
   total: number;
   offset: number;
   limit: number;
@@ -1554,24 +1354,7 @@ export type GetUserInfoInput = {
   number: string;
 };
 
-export type GetUserInfoResponse = {
-  jid: string;
-  number: string;
-  name: string | null;
-  about: string | null;
-  aboutTimestamp: number | null;
-  pictureUrl: string | null;
-  isBusiness: boolean;
-  businessProfile: {
-    description: string | null;
-    category: string | null;
-    email: string | null;
-    website: string[];
-    address: string | null;
-  } | null;
-  /** Whether this instance blocked the user. */
-  blocked: boolean;
-};
+export type GetUserInfoResponse = Schemas.UserInfo;
 
 export type GetUserPrivacyResponse = {
   /** Who sees your last seen. */
@@ -1597,13 +1380,7 @@ export type GetUserProfileResponse = {
   about: string | null;
   pictureUrl: string | null;
   isBusiness: boolean;
-  businessProfile: {
-    description: string | null;
-    category: string | null;
-    email: string | null;
-    website: string[];
-    address: string | null;
-  } | null;
+  businessProfile: Schemas.BusinessProfile | null;
 };
 
 export type PatchAdminFailoverGroupsByGroupIdInput = {
@@ -1627,38 +1404,7 @@ export type PatchAdminFailoverGroupsByGroupIdInput = {
   };
 };
 
-export type PatchAdminFailoverGroupsByGroupIdResponse = {
-  groupId: string;
-  name: string;
-  /** `priority`: the first eligible member in `members` order. `round-robin`: eligible members in turn. `least-loaded`: the eligible member with the fewest group sends in flight, then the fewest in the last minute. */
-  policy: 'priority' | 'round-robin' | 'least-loaded';
-  /** Members with a lower health score are not used (default 50). */
-  minHealth: number;
-  /** A recipient keeps the member that last served it while that member is eligible (default true). */
-  sticky: boolean;
-  webhookUrl: string | null;
-  /** In priority order, with their health and eligibility. */
-  members: {
-    instanceId: string;
-    instanceName: string | null;
-    status: ('created' | 'CONNECTING' | 'QRCODE' | 'CONNECTED' | 'DISCONNECTED' | 'LOGGED_OUT') | null;
-    /** Health score of the instance (GET /instance/health gives the signals behind it). */
-    health: {
-      /** 100 is healthy; the formula is in docs/operations.md. */
-      score: number;
-      /** What lowered the score, each with its penalty, e.g. `disconnected: connection_lost (-70)`. Empty at 100. */
-      reasons: string[];
-    };
-    /** Connected with a health score of at least `minHealth`. */
-    eligible: boolean;
-    /** This member takes the next send (a sticky recipient may still go to its own member). */
-    serving: boolean;
-  }[];
-  /** The instanceId of the member that takes the next send; null when none is eligible (sends get 503). */
-  serving: string | null;
-  createdAt: string;
-  updatedAt: string;
-};
+export type PatchAdminFailoverGroupsByGroupIdResponse = Schemas.FailoverGroup;
 
 export type PatchAuthMeInput = {
   name?: string;
@@ -1666,15 +1412,7 @@ export type PatchAuthMeInput = {
   email?: string;
 };
 
-export type PatchAuthMeResponse = {
-  id: string;
-  email: string;
-  name: string;
-  /** `owner`: everything, including users and invitations. `operator`: every admin route. `viewer`: read-only admin routes (GET). */
-  role: 'owner' | 'operator' | 'viewer';
-  /** ISO 8601. */
-  createdAt: string;
-};
+export type PatchAuthMeResponse = Schemas.User;
 
 export type PatchAuthUsersByUserIdInput = {
   user_id: string;
@@ -1684,15 +1422,7 @@ export type PatchAuthUsersByUserIdInput = {
   };
 };
 
-export type PatchAuthUsersByUserIdResponse = {
-  id: string;
-  email: string;
-  name: string;
-  /** `owner`: everything, including users and invitations. `operator`: every admin route. `viewer`: read-only admin routes (GET). */
-  role: 'owner' | 'operator' | 'viewer';
-  /** ISO 8601. */
-  createdAt: string;
-};
+export type PatchAuthUsersByUserIdResponse = Schemas.User;
 
 export type PostAdminAlertRulesInput = {
   name: string;
@@ -1742,22 +1472,7 @@ export type PostAdminAlertRulesByRuleIdMuteInput = {
   };
 };
 
-export type PostAdminAlertRulesByRuleIdMuteResponse = {
-  ruleId: string;
-  name: string;
-  /** `instance_disconnected`: a linked instance is not connected (DISCONNECTED, CONNECTING or LOGGED_OUT) for `forSeconds`. `health_below`: its health score is below `threshold` for `forSeconds`. `dead_letters_above`: it has more than `threshold` dead letters. `channel_down`: a delivery channel (or the one named in `channel`) is down for `forSeconds`. `outbox_backlog_above`: more than `threshold` of its events wait for delivery. */
-  kind: 'instance_disconnected' | 'health_below' | 'dead_letters_above' | 'channel_down' | 'outbox_backlog_above';
-  threshold: number;
-  forSeconds: number;
-  scope: 'all' | 'instance' | 'group';
-  instanceId: string | null;
-  groupId: string | null;
-  channel: string | null;
-  webhookUrl: string;
-  muted: boolean;
-  mutedUntil: string | null;
-  createdAt: string;
-};
+export type PostAdminAlertRulesByRuleIdMuteResponse = Schemas.AlertRule;
 
 export type PostAdminAlertsByAlertIdAcknowledgeInput = {
   alert_id: string;
@@ -1819,49 +1534,13 @@ export type PostAdminBackfillInput = {
   ratePerSecond?: number;
 };
 
-export type PostAdminBackfillResponse = {
-  jobId: string;
-  instanceId: string;
-  target: string;
-  since: string;
-  until: string | null;
-  events: string[] | null;
-  ratePerSecond: number;
-  status: 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
-  /** Events in the range when the job was created. */
-  total: number;
-  delivered: number;
-  /** The last event re-delivered (a new job can start after it). */
-  lastEventId: string | null;
-  error: string | null;
-  createdAt: string;
-  updatedAt: string;
-  finishedAt: string | null;
-};
+export type PostAdminBackfillResponse = Schemas.BackfillJob;
 
 export type PostAdminBackfillByJobIdCancelInput = {
   job_id: string;
 };
 
-export type PostAdminBackfillByJobIdCancelResponse = {
-  jobId: string;
-  instanceId: string;
-  target: string;
-  since: string;
-  until: string | null;
-  events: string[] | null;
-  ratePerSecond: number;
-  status: 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
-  /** Events in the range when the job was created. */
-  total: number;
-  delivered: number;
-  /** The last event re-delivered (a new job can start after it). */
-  lastEventId: string | null;
-  error: string | null;
-  createdAt: string;
-  updatedAt: string;
-  finishedAt: string | null;
-};
+export type PostAdminBackfillByJobIdCancelResponse = Schemas.BackfillJob;
 
 export type PostAdminDeadLettersPurgeInput = {
   instanceId?: string;
@@ -2008,26 +1687,7 @@ export type PostAuthLoginInput = {
   password: string;
 };
 
-export type PostAuthLoginResponse = {
-  /** A JWT (HS256). Send it as `Authorization: Bearer <accessToken>`. */
-  accessToken: string;
-  tokenType: 'Bearer';
-  /** Seconds the access token is valid (AUTH_ACCESS_TOKEN_SECONDS). */
-  expiresIn: number;
-  /** For clients without cookies; browsers use the httpOnly cookie set with it. Valid once. */
-  refreshToken: string;
-  /** Seconds the refresh token is valid (AUTH_REFRESH_TOKEN_DAYS). */
-  refreshExpiresIn: number;
-  user: {
-    id: string;
-    email: string;
-    name: string;
-    /** `owner`: everything, including users and invitations. `operator`: every admin route. `viewer`: read-only admin routes (GET). */
-    role: 'owner' | 'operator' | 'viewer';
-    /** ISO 8601. */
-    createdAt: string;
-  };
-};
+export type PostAuthLoginResponse = Schemas.Session;
 
 export type PostAuthLogoutInput = {
   /** Omit when the refresh cookie is sent. */
@@ -2042,52 +1702,14 @@ export type PostAuthMePasswordInput = {
   newPassword: string;
 };
 
-export type PostAuthMePasswordResponse = {
-  /** A JWT (HS256). Send it as `Authorization: Bearer <accessToken>`. */
-  accessToken: string;
-  tokenType: 'Bearer';
-  /** Seconds the access token is valid (AUTH_ACCESS_TOKEN_SECONDS). */
-  expiresIn: number;
-  /** For clients without cookies; browsers use the httpOnly cookie set with it. Valid once. */
-  refreshToken: string;
-  /** Seconds the refresh token is valid (AUTH_REFRESH_TOKEN_DAYS). */
-  refreshExpiresIn: number;
-  user: {
-    id: string;
-    email: string;
-    name: string;
-    /** `owner`: everything, including users and invitations. `operator`: every admin route. `viewer`: read-only admin routes (GET). */
-    role: 'owner' | 'operator' | 'viewer';
-    /** ISO 8601. */
-    createdAt: string;
-  };
-};
+export type PostAuthMePasswordResponse = Schemas.Session;
 
 export type PostAuthRefreshInput = {
   /** Omit when the refresh cookie is sent. */
   refreshToken?: string;
 };
 
-export type PostAuthRefreshResponse = {
-  /** A JWT (HS256). Send it as `Authorization: Bearer <accessToken>`. */
-  accessToken: string;
-  tokenType: 'Bearer';
-  /** Seconds the access token is valid (AUTH_ACCESS_TOKEN_SECONDS). */
-  expiresIn: number;
-  /** For clients without cookies; browsers use the httpOnly cookie set with it. Valid once. */
-  refreshToken: string;
-  /** Seconds the refresh token is valid (AUTH_REFRESH_TOKEN_DAYS). */
-  refreshExpiresIn: number;
-  user: {
-    id: string;
-    email: string;
-    name: string;
-    /** `owner`: everything, including users and invitations. `operator`: every admin route. `viewer`: read-only admin routes (GET). */
-    role: 'owner' | 'operator' | 'viewer';
-    /** ISO 8601. */
-    createdAt: string;
-  };
-};
+export type PostAuthRefreshResponse = Schemas.Session;
 
 export type PostAuthRegisterInput = {
   /** The sign-in name (kept lowercased). */
@@ -2099,26 +1721,7 @@ export type PostAuthRegisterInput = {
   invitation?: string;
 };
 
-export type PostAuthRegisterResponse = {
-  /** A JWT (HS256). Send it as `Authorization: Bearer <accessToken>`. */
-  accessToken: string;
-  tokenType: 'Bearer';
-  /** Seconds the access token is valid (AUTH_ACCESS_TOKEN_SECONDS). */
-  expiresIn: number;
-  /** For clients without cookies; browsers use the httpOnly cookie set with it. Valid once. */
-  refreshToken: string;
-  /** Seconds the refresh token is valid (AUTH_REFRESH_TOKEN_DAYS). */
-  refreshExpiresIn: number;
-  user: {
-    id: string;
-    email: string;
-    name: string;
-    /** `owner`: everything, including users and invitations. `operator`: every admin route. `viewer`: read-only admin routes (GET). */
-    role: 'owner' | 'operator' | 'viewer';
-    /** ISO 8601. */
-    createdAt: string;
-  };
-};
+export type PostAuthRegisterResponse = Schemas.Session;
 
 export type PostCallRejectInput = {
   /** The `id` of the CALL event. */
@@ -2127,22 +1730,7 @@ export type PostCallRejectInput = {
   from?: string;
 };
 
-export type PostCallRejectResponse = {
-  callId: string;
-  /** The caller (JID). */
-  from: string;
-  direction: 'incoming' | 'outgoing';
-  isVideo: boolean;
-  isGroup: boolean;
-  /** `missed`: the caller hung up before an answer. */
-  status: 'ringing' | 'rejected' | 'missed' | 'ended';
-  /** `user`: POST /call/reject; `auto`: the auto-reject setting. */
-  rejectedBy: ('user' | 'auto') | null;
-  /** Unix seconds. */
-  offeredAt: number;
-  /** Unix seconds. */
-  endedAt: number | null;
-};
+export type PostCallRejectResponse = Schemas.Call;
 
 export type PostCallSettingsInput = {
   /** Reject every incoming call at once. */
@@ -2163,94 +1751,14 @@ export type PostChatArchiveInput = {
   chatId: string;
 };
 
-export type PostChatArchiveResponse = {
-  /** The chat JID. */
-  chatId: string;
-  /** What the chat is with. */
-  kind: 'person' | 'group' | 'newsletter';
-  /** Contact name, group subject or newsletter name. */
-  name: string | null;
-  /** Messages received since the chat was last read. */
-  unreadCount: number;
-  /** Marked unread by hand (POST /chat/mark-unread). */
-  markedUnread: boolean;
-  pinned: boolean;
-  archived: boolean;
-  muted: boolean;
-  /** Unix seconds when the mute ends; null when not muted or muted for ever. */
-  mutedUntil: number | null;
-  /** Label ids on the chat (business accounts). */
-  labels: string[];
-  lastMessage: {
-    key: {
-      /** The chat. */
-      remoteJid: string;
-      fromMe: boolean;
-      id: string;
-    };
-    /** The sender, in group and community chats. */
-    participant?: string;
-    /** The sender's display name (incoming messages). */
-    pushName?: string;
-    /** The content in the network payload shape (text: `conversation`). */
-    message: {
-      [field: string]: unknown;
-    };
-    /** Unix seconds. */
-    messageTimestamp: number;
-    /** Label ids on the message (business accounts). */
-    labels: string[];
-  } | null;
-  /** Unix seconds of the last activity. */
-  conversationTimestamp: number | null;
-};
+export type PostChatArchiveResponse = Schemas.Chat;
 
 export type PostChatClearInput = {
   /** A chat: digits-only number for a person (normalised to `<number>@s.whatsapp.net`), or a JID (`<number>@s.whatsapp.net`, `<id>@lid`, `<id>@g.us` group, `<id>@newsletter`), e.g. the `key.remoteJid` of a message. */
   chatId: string;
 };
 
-export type PostChatClearResponse = {
-  /** The chat JID. */
-  chatId: string;
-  /** What the chat is with. */
-  kind: 'person' | 'group' | 'newsletter';
-  /** Contact name, group subject or newsletter name. */
-  name: string | null;
-  /** Messages received since the chat was last read. */
-  unreadCount: number;
-  /** Marked unread by hand (POST /chat/mark-unread). */
-  markedUnread: boolean;
-  pinned: boolean;
-  archived: boolean;
-  muted: boolean;
-  /** Unix seconds when the mute ends; null when not muted or muted for ever. */
-  mutedUntil: number | null;
-  /** Label ids on the chat (business accounts). */
-  labels: string[];
-  lastMessage: {
-    key: {
-      /** The chat. */
-      remoteJid: string;
-      fromMe: boolean;
-      id: string;
-    };
-    /** The sender, in group and community chats. */
-    participant?: string;
-    /** The sender's display name (incoming messages). */
-    pushName?: string;
-    /** The content in the network payload shape (text: `conversation`). */
-    message: {
-      [field: string]: unknown;
-    };
-    /** Unix seconds. */
-    messageTimestamp: number;
-    /** Label ids on the message (business accounts). */
-    labels: string[];
-  } | null;
-  /** Unix seconds of the last activity. */
-  conversationTimestamp: number | null;
-};
+export type PostChatClearResponse = Schemas.Chat;
 
 export type PostChatDeleteInput = {
   /** A chat: digits-only number for a person (normalised to `<number>@s.whatsapp.net`), or a JID (`<number>@s.whatsapp.net`, `<id>@lid`, `<id>@g.us` group, `<id>@newsletter`), e.g. the `key.remoteJid` of a message. */
@@ -2280,94 +1788,14 @@ export type PostChatMarkReadInput = {
   chatId: string;
 };
 
-export type PostChatMarkReadResponse = {
-  /** The chat JID. */
-  chatId: string;
-  /** What the chat is with. */
-  kind: 'person' | 'group' | 'newsletter';
-  /** Contact name, group subject or newsletter name. */
-  name: string | null;
-  /** Messages received since the chat was last read. */
-  unreadCount: number;
-  /** Marked unread by hand (POST /chat/mark-unread). */
-  markedUnread: boolean;
-  pinned: boolean;
-  archived: boolean;
-  muted: boolean;
-  /** Unix seconds when the mute ends; null when not muted or muted for ever. */
-  mutedUntil: number | null;
-  /** Label ids on the chat (business accounts). */
-  labels: string[];
-  lastMessage: {
-    key: {
-      /** The chat. */
-      remoteJid: string;
-      fromMe: boolean;
-      id: string;
-    };
-    /** The sender, in group and community chats. */
-    participant?: string;
-    /** The sender's display name (incoming messages). */
-    pushName?: string;
-    /** The content in the network payload shape (text: `conversation`). */
-    message: {
-      [field: string]: unknown;
-    };
-    /** Unix seconds. */
-    messageTimestamp: number;
-    /** Label ids on the message (business accounts). */
-    labels: string[];
-  } | null;
-  /** Unix seconds of the last activity. */
-  conversationTimestamp: number | null;
-};
+export type PostChatMarkReadResponse = Schemas.Chat;
 
 export type PostChatMarkUnreadInput = {
   /** A chat: digits-only number for a person (normalised to `<number>@s.whatsapp.net`), or a JID (`<number>@s.whatsapp.net`, `<id>@lid`, `<id>@g.us` group, `<id>@newsletter`), e.g. the `key.remoteJid` of a message. */
   chatId: string;
 };
 
-export type PostChatMarkUnreadResponse = {
-  /** The chat JID. */
-  chatId: string;
-  /** What the chat is with. */
-  kind: 'person' | 'group' | 'newsletter';
-  /** Contact name, group subject or newsletter name. */
-  name: string | null;
-  /** Messages received since the chat was last read. */
-  unreadCount: number;
-  /** Marked unread by hand (POST /chat/mark-unread). */
-  markedUnread: boolean;
-  pinned: boolean;
-  archived: boolean;
-  muted: boolean;
-  /** Unix seconds when the mute ends; null when not muted or muted for ever. */
-  mutedUntil: number | null;
-  /** Label ids on the chat (business accounts). */
-  labels: string[];
-  lastMessage: {
-    key: {
-      /** The chat. */
-      remoteJid: string;
-      fromMe: boolean;
-      id: string;
-    };
-    /** The sender, in group and community chats. */
-    participant?: string;
-    /** The sender's display name (incoming messages). */
-    pushName?: string;
-    /** The content in the network payload shape (text: `conversation`). */
-    message: {
-      [field: string]: unknown;
-    };
-    /** Unix seconds. */
-    messageTimestamp: number;
-    /** Label ids on the message (business accounts). */
-    labels: string[];
-  } | null;
-  /** Unix seconds of the last activity. */
-  conversationTimestamp: number | null;
-};
+export type PostChatMarkUnreadResponse = Schemas.Chat;
 
 export type PostChatMuteInput = {
   /** A chat: digits-only number for a person (normalised to `<number>@s.whatsapp.net`), or a JID (`<number>@s.whatsapp.net`, `<id>@lid`, `<id>@g.us` group, `<id>@newsletter`), e.g. the `key.remoteJid` of a message. */
@@ -2376,235 +1804,35 @@ export type PostChatMuteInput = {
   duration?: number;
 };
 
-export type PostChatMuteResponse = {
-  /** The chat JID. */
-  chatId: string;
-  /** What the chat is with. */
-  kind: 'person' | 'group' | 'newsletter';
-  /** Contact name, group subject or newsletter name. */
-  name: string | null;
-  /** Messages received since the chat was last read. */
-  unreadCount: number;
-  /** Marked unread by hand (POST /chat/mark-unread). */
-  markedUnread: boolean;
-  pinned: boolean;
-  archived: boolean;
-  muted: boolean;
-  /** Unix seconds when the mute ends; null when not muted or muted for ever. */
-  mutedUntil: number | null;
-  /** Label ids on the chat (business accounts). */
-  labels: string[];
-  lastMessage: {
-    key: {
-      /** The chat. */
-      remoteJid: string;
-      fromMe: boolean;
-      id: string;
-    };
-    /** The sender, in group and community chats. */
-    participant?: string;
-    /** The sender's display name (incoming messages). */
-    pushName?: string;
-    /** The content in the network payload shape (text: `conversation`). */
-    message: {
-      [field: string]: unknown;
-    };
-    /** Unix seconds. */
-    messageTimestamp: number;
-    /** Label ids on the message (business accounts). */
-    labels: string[];
-  } | null;
-  /** Unix seconds of the last activity. */
-  conversationTimestamp: number | null;
-};
+export type PostChatMuteResponse = Schemas.Chat;
 
 export type PostChatPinInput = {
   /** A chat: digits-only number for a person (normalised to `<number>@s.whatsapp.net`), or a JID (`<number>@s.whatsapp.net`, `<id>@lid`, `<id>@g.us` group, `<id>@newsletter`), e.g. the `key.remoteJid` of a message. */
   chatId: string;
 };
 
-export type PostChatPinResponse = {
-  /** The chat JID. */
-  chatId: string;
-  /** What the chat is with. */
-  kind: 'person' | 'group' | 'newsletter';
-  /** Contact name, group subject or newsletter name. */
-  name: string | null;
-  /** Messages received since the chat was last read. */
-  unreadCount: number;
-  /** Marked unread by hand (POST /chat/mark-unread). */
-  markedUnread: boolean;
-  pinned: boolean;
-  archived: boolean;
-  muted: boolean;
-  /** Unix seconds when the mute ends; null when not muted or muted for ever. */
-  mutedUntil: number | null;
-  /** Label ids on the chat (business accounts). */
-  labels: string[];
-  lastMessage: {
-    key: {
-      /** The chat. */
-      remoteJid: string;
-      fromMe: boolean;
-      id: string;
-    };
-    /** The sender, in group and community chats. */
-    participant?: string;
-    /** The sender's display name (incoming messages). */
-    pushName?: string;
-    /** The content in the network payload shape (text: `conversation`). */
-    message: {
-      [field: string]: unknown;
-    };
-    /** Unix seconds. */
-    messageTimestamp: number;
-    /** Label ids on the message (business accounts). */
-    labels: string[];
-  } | null;
-  /** Unix seconds of the last activity. */
-  conversationTimestamp: number | null;
-};
+export type PostChatPinResponse = Schemas.Chat;
 
 export type PostChatUnarchiveInput = {
   /** A chat: digits-only number for a person (normalised to `<number>@s.whatsapp.net`), or a JID (`<number>@s.whatsapp.net`, `<id>@lid`, `<id>@g.us` group, `<id>@newsletter`), e.g. the `key.remoteJid` of a message. */
   chatId: string;
 };
 
-export type PostChatUnarchiveResponse = {
-  /** The chat JID. */
-  chatId: string;
-  /** What the chat is with. */
-  kind: 'person' | 'group' | 'newsletter';
-  /** Contact name, group subject or newsletter name. */
-  name: string | null;
-  /** Messages received since the chat was last read. */
-  unreadCount: number;
-  /** Marked unread by hand (POST /chat/mark-unread). */
-  markedUnread: boolean;
-  pinned: boolean;
-  archived: boolean;
-  muted: boolean;
-  /** Unix seconds when the mute ends; null when not muted or muted for ever. */
-  mutedUntil: number | null;
-  /** Label ids on the chat (business accounts). */
-  labels: string[];
-  lastMessage: {
-    key: {
-      /** The chat. */
-      remoteJid: string;
-      fromMe: boolean;
-      id: string;
-    };
-    /** The sender, in group and community chats. */
-    participant?: string;
-    /** The sender's display name (incoming messages). */
-    pushName?: string;
-    /** The content in the network payload shape (text: `conversation`). */
-    message: {
-      [field: string]: unknown;
-    };
-    /** Unix seconds. */
-    messageTimestamp: number;
-    /** Label ids on the message (business accounts). */
-    labels: string[];
-  } | null;
-  /** Unix seconds of the last activity. */
-  conversationTimestamp: number | null;
-};
+export type PostChatUnarchiveResponse = Schemas.Chat;
 
 export type PostChatUnmuteInput = {
   /** A chat: digits-only number for a person (normalised to `<number>@s.whatsapp.net`), or a JID (`<number>@s.whatsapp.net`, `<id>@lid`, `<id>@g.us` group, `<id>@newsletter`), e.g. the `key.remoteJid` of a message. */
   chatId: string;
 };
 
-export type PostChatUnmuteResponse = {
-  /** The chat JID. */
-  chatId: string;
-  /** What the chat is with. */
-  kind: 'person' | 'group' | 'newsletter';
-  /** Contact name, group subject or newsletter name. */
-  name: string | null;
-  /** Messages received since the chat was last read. */
-  unreadCount: number;
-  /** Marked unread by hand (POST /chat/mark-unread). */
-  markedUnread: boolean;
-  pinned: boolean;
-  archived: boolean;
-  muted: boolean;
-  /** Unix seconds when the mute ends; null when not muted or muted for ever. */
-  mutedUntil: number | null;
-  /** Label ids on the chat (business accounts). */
-  labels: string[];
-  lastMessage: {
-    key: {
-      /** The chat. */
-      remoteJid: string;
-      fromMe: boolean;
-      id: string;
-    };
-    /** The sender, in group and community chats. */
-    participant?: string;
-    /** The sender's display name (incoming messages). */
-    pushName?: string;
-    /** The content in the network payload shape (text: `conversation`). */
-    message: {
-      [field: string]: unknown;
-    };
-    /** Unix seconds. */
-    messageTimestamp: number;
-    /** Label ids on the message (business accounts). */
-    labels: string[];
-  } | null;
-  /** Unix seconds of the last activity. */
-  conversationTimestamp: number | null;
-};
+export type PostChatUnmuteResponse = Schemas.Chat;
 
 export type PostChatUnpinInput = {
   /** A chat: digits-only number for a person (normalised to `<number>@s.whatsapp.net`), or a JID (`<number>@s.whatsapp.net`, `<id>@lid`, `<id>@g.us` group, `<id>@newsletter`), e.g. the `key.remoteJid` of a message. */
   chatId: string;
 };
 
-export type PostChatUnpinResponse = {
-  /** The chat JID. */
-  chatId: string;
-  /** What the chat is with. */
-  kind: 'person' | 'group' | 'newsletter';
-  /** Contact name, group subject or newsletter name. */
-  name: string | null;
-  /** Messages received since the chat was last read. */
-  unreadCount: number;
-  /** Marked unread by hand (POST /chat/mark-unread). */
-  markedUnread: boolean;
-  pinned: boolean;
-  archived: boolean;
-  muted: boolean;
-  /** Unix seconds when the mute ends; null when not muted or muted for ever. */
-  mutedUntil: number | null;
-  /** Label ids on the chat (business accounts). */
-  labels: string[];
-  lastMessage: {
-    key: {
-      /** The chat. */
-      remoteJid: string;
-      fromMe: boolean;
-      id: string;
-    };
-    /** The sender, in group and community chats. */
-    participant?: string;
-    /** The sender's display name (incoming messages). */
-    pushName?: string;
-    /** The content in the network payload shape (text: `conversation`). */
-    message: {
-      [field: string]: unknown;
-    };
-    /** Unix seconds. */
-    messageTimestamp: number;
-    /** Label ids on the message (business accounts). */
-    labels: string[];
-  } | null;
-  /** Unix seconds of the last activity. */
-  conversationTimestamp: number | null;
-};
+export type PostChatUnpinResponse = Schemas.Chat;
 
 export type PostChatwootInput = {
   /** Base URL of the Chatwoot server, e.g. `https://chatwoot.example.com` (no `/api/v1`). */
@@ -2635,40 +1863,7 @@ export type PostChatwootInput = {
   closingMessage: string;
 };
 
-export type PostChatwootResponse = {
-  instanceId: string;
-  baseUrl: string;
-  accountId: number;
-  /** Masked: the first 4 characters, then `****`. */
-  apiAccessToken: string;
-  inboxId: number;
-  inboxName: string;
-  /** POST only: true when Waygate created the inbox in this call. */
-  inboxCreated?: boolean;
-  /** The path Chatwoot posts its webhooks to. GET masks its secret part; POST shows it whole. */
-  webhookPath: string;
-  /** `waygateUrl` + `webhookPath`, when `waygateUrl` is set. */
-  webhookUrl: string | null;
-  waygateUrl: string | null;
-  /** Masked when set. */
-  signingSecret: string | null;
-  signAgentMessages: boolean;
-  reopenConversation: boolean;
-  conversationPending: boolean;
-  ignoreGroups: boolean;
-  ignore: string[];
-  closingMessage: string;
-  /** State of the WhatsApp → Chatwoot road in this process. */
-  health: {
-    /** False after the last call to Chatwoot failed; events wait in the outbox and are retried. */
-    up: boolean;
-    lastError: string | null;
-    /** ISO 8601 time of the last successful delivery to Chatwoot (this process). */
-    lastSuccessAt: string | null;
-  };
-  createdAt: string;
-  updatedAt: string;
-};
+export type PostChatwootResponse = Schemas.ChatwootConfig;
 
 export type PostChatwootImportInput = {
   /** Create a Chatwoot contact (found by phone number first) for every person chat the instance lists. */
@@ -2721,12 +1916,7 @@ export type PostCommunityAnnounceInput = {
 };
 
 export type PostCommunityAnnounceResponse = {
-  key: {
-    /** The chat. */
-    remoteJid: string;
-    fromMe: boolean;
-    id: string;
-  };
+  key: Schemas.MessageKey;
   /** Unix seconds. */
   messageTimestamp: number;
   status: 'SENT' | 'PENDING';
@@ -2740,24 +1930,7 @@ export type PostCommunityCreateInput = {
   description?: string;
 };
 
-export type PostCommunityCreateResponse = {
-  communityId: string;
-  subject: string;
-  description: string | null;
-  owner: string | null;
-  /** Unix seconds. */
-  creation: number;
-  /** The announcement group: every member is in it and only admins write (POST /community/announce). */
-  announceGroupId: string;
-  /** Linked groups. */
-  groups: {
-    groupId: string;
-    subject: string;
-  }[];
-  /** Members: community admins plus the participants of the linked groups. */
-  size: number;
-  role: 'admin' | 'member';
-};
+export type PostCommunityCreateResponse = Schemas.Community;
 
 export type PostCommunityLinkInput = {
   /** A community JID, `<id>@g.us` (communities are parent groups on the network). */
@@ -2765,24 +1938,7 @@ export type PostCommunityLinkInput = {
   groupIds: string[];
 };
 
-export type PostCommunityLinkResponse = {
-  communityId: string;
-  subject: string;
-  description: string | null;
-  owner: string | null;
-  /** Unix seconds. */
-  creation: number;
-  /** The announcement group: every member is in it and only admins write (POST /community/announce). */
-  announceGroupId: string;
-  /** Linked groups. */
-  groups: {
-    groupId: string;
-    subject: string;
-  }[];
-  /** Members: community admins plus the participants of the linked groups. */
-  size: number;
-  role: 'admin' | 'member';
-};
+export type PostCommunityLinkResponse = Schemas.Community;
 
 export type PostCommunityUnlinkInput = {
   /** A community JID, `<id>@g.us` (communities are parent groups on the network). */
@@ -2790,24 +1946,7 @@ export type PostCommunityUnlinkInput = {
   groupIds: string[];
 };
 
-export type PostCommunityUnlinkResponse = {
-  communityId: string;
-  subject: string;
-  description: string | null;
-  owner: string | null;
-  /** Unix seconds. */
-  creation: number;
-  /** The announcement group: every member is in it and only admins write (POST /community/announce). */
-  announceGroupId: string;
-  /** Linked groups. */
-  groups: {
-    groupId: string;
-    subject: string;
-  }[];
-  /** Members: community admins plus the participants of the linked groups. */
-  size: number;
-  role: 'admin' | 'member';
-};
+export type PostCommunityUnlinkResponse = Schemas.Community;
 
 export type PostGroupCreateInput = {
   /** The group name. */
@@ -2818,54 +1957,8 @@ export type PostGroupCreateInput = {
 };
 
 export type PostGroupCreateResponse = {
-  group: {
-    groupId: string;
-    subject: string;
-    /** Who set the subject (JID). */
-    subjectOwner: string | null;
-    /** Unix seconds. */
-    subjectTimestamp: number | null;
-    description: string | null;
-    /** The creator (JID). */
-    owner: string | null;
-    /** Unix seconds. */
-    creation: number;
-    size: number;
-    participants: {
-      jid: string;
-      number: string;
-      /** `superadmin`: the creator; `admin`; `member`. */
-      role: 'superadmin' | 'admin' | 'member';
-    }[];
-    /** Only admins send messages. */
-    announce: boolean;
-    /** Only admins edit the subject, description and picture. */
-    locked: boolean;
-    /** People joining by invite link wait for an admin's approval. */
-    joinApproval: boolean;
-    /** Disappearing-message timer in seconds; 0 is off. */
-    ephemeral: number;
-    /** Who may add participants. */
-    memberAddMode: 'admins' | 'all';
-    /** The community the group is linked to. */
-    communityId: string | null;
-    /** Whether this is the announcement group of a community. */
-    isCommunityAnnounce: boolean;
-  };
-  results: {
-    number: string;
-    jid: string;
-    /** `ok` done; `already_participant`; `not_participant`; `not_on_network` (no account); `privacy_restricted` (their privacy does not let you add them: send them the invite link); `not_allowed` (the creator cannot be removed or demoted, and you leave with /group/leave); `group_full` (1024); `no_request` (no pending join request). */
-    status:
-      | 'ok'
-      | 'already_participant'
-      | 'not_participant'
-      | 'not_on_network'
-      | 'privacy_restricted'
-      | 'not_allowed'
-      | 'group_full'
-      | 'no_request';
-  }[];
+  group: Schemas.Group;
+  results: Schemas.ParticipantResult[];
 };
 
 export type PostGroupDescriptionInput = {
@@ -2875,40 +1968,7 @@ export type PostGroupDescriptionInput = {
   description: string;
 };
 
-export type PostGroupDescriptionResponse = {
-  groupId: string;
-  subject: string;
-  /** Who set the subject (JID). */
-  subjectOwner: string | null;
-  /** Unix seconds. */
-  subjectTimestamp: number | null;
-  description: string | null;
-  /** The creator (JID). */
-  owner: string | null;
-  /** Unix seconds. */
-  creation: number;
-  size: number;
-  participants: {
-    jid: string;
-    number: string;
-    /** `superadmin`: the creator; `admin`; `member`. */
-    role: 'superadmin' | 'admin' | 'member';
-  }[];
-  /** Only admins send messages. */
-  announce: boolean;
-  /** Only admins edit the subject, description and picture. */
-  locked: boolean;
-  /** People joining by invite link wait for an admin's approval. */
-  joinApproval: boolean;
-  /** Disappearing-message timer in seconds; 0 is off. */
-  ephemeral: number;
-  /** Who may add participants. */
-  memberAddMode: 'admins' | 'all';
-  /** The community the group is linked to. */
-  communityId: string | null;
-  /** Whether this is the announcement group of a community. */
-  isCommunityAnnounce: boolean;
-};
+export type PostGroupDescriptionResponse = Schemas.Group;
 
 export type PostGroupInviteLinkRevokeInput = {
   /** A group JID, `<id>@g.us`. */
@@ -2950,23 +2010,7 @@ export type PostGroupParticipantsAddInput = {
   participants: string[];
 };
 
-export type PostGroupParticipantsAddResponse = {
-  groupId: string;
-  results: {
-    number: string;
-    jid: string;
-    /** `ok` done; `already_participant`; `not_participant`; `not_on_network` (no account); `privacy_restricted` (their privacy does not let you add them: send them the invite link); `not_allowed` (the creator cannot be removed or demoted, and you leave with /group/leave); `group_full` (1024); `no_request` (no pending join request). */
-    status:
-      | 'ok'
-      | 'already_participant'
-      | 'not_participant'
-      | 'not_on_network'
-      | 'privacy_restricted'
-      | 'not_allowed'
-      | 'group_full'
-      | 'no_request';
-  }[];
-};
+export type PostGroupParticipantsAddResponse = Schemas.ParticipantsReply;
 
 export type PostGroupParticipantsDemoteInput = {
   /** A group JID, `<id>@g.us`. */
@@ -2975,23 +2019,7 @@ export type PostGroupParticipantsDemoteInput = {
   participants: string[];
 };
 
-export type PostGroupParticipantsDemoteResponse = {
-  groupId: string;
-  results: {
-    number: string;
-    jid: string;
-    /** `ok` done; `already_participant`; `not_participant`; `not_on_network` (no account); `privacy_restricted` (their privacy does not let you add them: send them the invite link); `not_allowed` (the creator cannot be removed or demoted, and you leave with /group/leave); `group_full` (1024); `no_request` (no pending join request). */
-    status:
-      | 'ok'
-      | 'already_participant'
-      | 'not_participant'
-      | 'not_on_network'
-      | 'privacy_restricted'
-      | 'not_allowed'
-      | 'group_full'
-      | 'no_request';
-  }[];
-};
+export type PostGroupParticipantsDemoteResponse = Schemas.ParticipantsReply;
 
 export type PostGroupParticipantsPromoteInput = {
   /** A group JID, `<id>@g.us`. */
@@ -3000,23 +2028,7 @@ export type PostGroupParticipantsPromoteInput = {
   participants: string[];
 };
 
-export type PostGroupParticipantsPromoteResponse = {
-  groupId: string;
-  results: {
-    number: string;
-    jid: string;
-    /** `ok` done; `already_participant`; `not_participant`; `not_on_network` (no account); `privacy_restricted` (their privacy does not let you add them: send them the invite link); `not_allowed` (the creator cannot be removed or demoted, and you leave with /group/leave); `group_full` (1024); `no_request` (no pending join request). */
-    status:
-      | 'ok'
-      | 'already_participant'
-      | 'not_participant'
-      | 'not_on_network'
-      | 'privacy_restricted'
-      | 'not_allowed'
-      | 'group_full'
-      | 'no_request';
-  }[];
-};
+export type PostGroupParticipantsPromoteResponse = Schemas.ParticipantsReply;
 
 export type PostGroupParticipantsRemoveInput = {
   /** A group JID, `<id>@g.us`. */
@@ -3025,23 +2037,7 @@ export type PostGroupParticipantsRemoveInput = {
   participants: string[];
 };
 
-export type PostGroupParticipantsRemoveResponse = {
-  groupId: string;
-  results: {
-    number: string;
-    jid: string;
-    /** `ok` done; `already_participant`; `not_participant`; `not_on_network` (no account); `privacy_restricted` (their privacy does not let you add them: send them the invite link); `not_allowed` (the creator cannot be removed or demoted, and you leave with /group/leave); `group_full` (1024); `no_request` (no pending join request). */
-    status:
-      | 'ok'
-      | 'already_participant'
-      | 'not_participant'
-      | 'not_on_network'
-      | 'privacy_restricted'
-      | 'not_allowed'
-      | 'group_full'
-      | 'no_request';
-  }[];
-};
+export type PostGroupParticipantsRemoveResponse = Schemas.ParticipantsReply;
 
 export type PostGroupPictureInput = {
   /** A group JID, `<id>@g.us`. */
@@ -3076,23 +2072,7 @@ export type PostGroupRequestsApproveInput = {
   participants: string[];
 };
 
-export type PostGroupRequestsApproveResponse = {
-  groupId: string;
-  results: {
-    number: string;
-    jid: string;
-    /** `ok` done; `already_participant`; `not_participant`; `not_on_network` (no account); `privacy_restricted` (their privacy does not let you add them: send them the invite link); `not_allowed` (the creator cannot be removed or demoted, and you leave with /group/leave); `group_full` (1024); `no_request` (no pending join request). */
-    status:
-      | 'ok'
-      | 'already_participant'
-      | 'not_participant'
-      | 'not_on_network'
-      | 'privacy_restricted'
-      | 'not_allowed'
-      | 'group_full'
-      | 'no_request';
-  }[];
-};
+export type PostGroupRequestsApproveResponse = Schemas.ParticipantsReply;
 
 export type PostGroupRequestsRejectInput = {
   /** A group JID, `<id>@g.us`. */
@@ -3101,23 +2081,7 @@ export type PostGroupRequestsRejectInput = {
   participants: string[];
 };
 
-export type PostGroupRequestsRejectResponse = {
-  groupId: string;
-  results: {
-    number: string;
-    jid: string;
-    /** `ok` done; `already_participant`; `not_participant`; `not_on_network` (no account); `privacy_restricted` (their privacy does not let you add them: send them the invite link); `not_allowed` (the creator cannot be removed or demoted, and you leave with /group/leave); `group_full` (1024); `no_request` (no pending join request). */
-    status:
-      | 'ok'
-      | 'already_participant'
-      | 'not_participant'
-      | 'not_on_network'
-      | 'privacy_restricted'
-      | 'not_allowed'
-      | 'group_full'
-      | 'no_request';
-  }[];
-};
+export type PostGroupRequestsRejectResponse = Schemas.ParticipantsReply;
 
 export type PostGroupSettingsInput = {
   /** A group JID, `<id>@g.us`. */
@@ -3134,40 +2098,7 @@ export type PostGroupSettingsInput = {
   memberAddMode?: 'admins' | 'all';
 };
 
-export type PostGroupSettingsResponse = {
-  groupId: string;
-  subject: string;
-  /** Who set the subject (JID). */
-  subjectOwner: string | null;
-  /** Unix seconds. */
-  subjectTimestamp: number | null;
-  description: string | null;
-  /** The creator (JID). */
-  owner: string | null;
-  /** Unix seconds. */
-  creation: number;
-  size: number;
-  participants: {
-    jid: string;
-    number: string;
-    /** `superadmin`: the creator; `admin`; `member`. */
-    role: 'superadmin' | 'admin' | 'member';
-  }[];
-  /** Only admins send messages. */
-  announce: boolean;
-  /** Only admins edit the subject, description and picture. */
-  locked: boolean;
-  /** People joining by invite link wait for an admin's approval. */
-  joinApproval: boolean;
-  /** Disappearing-message timer in seconds; 0 is off. */
-  ephemeral: number;
-  /** Who may add participants. */
-  memberAddMode: 'admins' | 'all';
-  /** The community the group is linked to. */
-  communityId: string | null;
-  /** Whether this is the announcement group of a community. */
-  isCommunityAnnounce: boolean;
-};
+export type PostGroupSettingsResponse = Schemas.Group;
 
 export type PostGroupSubjectInput = {
   /** A group JID, `<id>@g.us`. */
@@ -3175,40 +2106,7 @@ export type PostGroupSubjectInput = {
   subject: string;
 };
 
-export type PostGroupSubjectResponse = {
-  groupId: string;
-  subject: string;
-  /** Who set the subject (JID). */
-  subjectOwner: string | null;
-  /** Unix seconds. */
-  subjectTimestamp: number | null;
-  description: string | null;
-  /** The creator (JID). */
-  owner: string | null;
-  /** Unix seconds. */
-  creation: number;
-  size: number;
-  participants: {
-    jid: string;
-    number: string;
-    /** `superadmin`: the creator; `admin`; `member`. */
-    role: 'superadmin' | 'admin' | 'member';
-  }[];
-  /** Only admins send messages. */
-  announce: boolean;
-  /** Only admins edit the subject, description and picture. */
-  locked: boolean;
-  /** People joining by invite link wait for an admin's approval. */
-  joinApproval: boolean;
-  /** Disappearing-message timer in seconds; 0 is off. */
-  ephemeral: number;
-  /** Who may add participants. */
-  memberAddMode: 'admins' | 'all';
-  /** The community the group is linked to. */
-  communityId: string | null;
-  /** Whether this is the announcement group of a community. */
-  isCommunityAnnounce: boolean;
-};
+export type PostGroupSubjectResponse = Schemas.Group;
 
 export type PostInstanceConnectResponse = {
   /** created, CONNECTING, QRCODE, CONNECTED, DISCONNECTED or LOGGED_OUT (see the transitions in the API description). */
@@ -3224,24 +2122,7 @@ export type PostInstanceCreateInput = {
   webhookUrl?: string;
   /** HMAC-SHA256 key for `X-Webhook-Signature`. Write-only: returned once at creation, never shown again. */
   webhookSecret?: string;
-  /** `"ALL"` (default at creation) or a list of event types. Applies to every channel (webhook, WebSocket, brokers); events outside it are not recorded. */
-  webhookEvents?:
-    | 'ALL'
-    | (
-        | 'MESSAGE'
-        | 'SEND_MESSAGE'
-        | 'READ_RECEIPT'
-        | 'PRESENCE'
-        | 'HISTORY_SYNC'
-        | 'CHAT_PRESENCE'
-        | 'CALL'
-        | 'CONNECTION'
-        | 'LABEL'
-        | 'CONTACT'
-        | 'GROUP'
-        | 'NEWSLETTER'
-        | 'QRCODE'
-      )[];
+  webhookEvents?: Schemas.EventFilter;
   /** `whatsapp` (the real network, default) or `sandbox` (the built-in simulated network). Fixed at creation. */
   network?: 'whatsapp' | 'sandbox';
 };
@@ -3254,44 +2135,13 @@ export type PostInstanceCreateResponse = {
   webhookUrl: string | null;
   /** The webhook signing secret. Shown only here. */
   webhookSecret: string;
-  /** `"ALL"` (default at creation) or a list of event types. Applies to every channel (webhook, WebSocket, brokers); events outside it are not recorded. */
-  webhookEvents:
-    | 'ALL'
-    | (
-        | 'MESSAGE'
-        | 'SEND_MESSAGE'
-        | 'READ_RECEIPT'
-        | 'PRESENCE'
-        | 'HISTORY_SYNC'
-        | 'CHAT_PRESENCE'
-        | 'CALL'
-        | 'CONNECTION'
-        | 'LABEL'
-        | 'CONTACT'
-        | 'GROUP'
-        | 'NEWSLETTER'
-        | 'QRCODE'
-      )[];
+  webhookEvents: Schemas.EventFilter;
   /** `whatsapp` (the real network, default) or `sandbox` (the built-in simulated network). Fixed at creation. */
   network: 'whatsapp' | 'sandbox';
   status: 'created';
 };
 
-export type PostInstanceLogoutResponse = {
-  instanceId: string;
-  instanceName: string;
-  /** created, CONNECTING, QRCODE, CONNECTED, DISCONNECTED or LOGGED_OUT (see the transitions in the API description). */
-  status: 'created' | 'CONNECTING' | 'QRCODE' | 'CONNECTED' | 'DISCONNECTED' | 'LOGGED_OUT';
-  /** Present when the instance is linked to a number. */
-  number?: string;
-  /** Health score of the instance (GET /instance/health gives the signals behind it). */
-  health?: {
-    /** 100 is healthy; the formula is in docs/operations.md. */
-    score: number;
-    /** What lowered the score, each with its penalty, e.g. `disconnected: connection_lost (-70)`. Empty at 100. */
-    reasons: string[];
-  };
-};
+export type PostInstanceLogoutResponse = Schemas.InstanceStatus;
 
 export type PostInstancePairInput = {
   /** Digits only, with country code, 7 to 15 digits (E.164 without "+"). Normalised to `<number>@s.whatsapp.net`. */
@@ -3324,21 +2174,7 @@ export type PostInstanceReconnectByInstanceIdInput = {
   instance_id: string;
 };
 
-export type PostInstanceReconnectByInstanceIdResponse = {
-  instanceId: string;
-  instanceName: string;
-  /** created, CONNECTING, QRCODE, CONNECTED, DISCONNECTED or LOGGED_OUT (see the transitions in the API description). */
-  status: 'created' | 'CONNECTING' | 'QRCODE' | 'CONNECTED' | 'DISCONNECTED' | 'LOGGED_OUT';
-  /** Present when the instance is linked to a number. */
-  number?: string;
-  /** Health score of the instance (GET /instance/health gives the signals behind it). */
-  health?: {
-    /** 100 is healthy; the formula is in docs/operations.md. */
-    score: number;
-    /** What lowered the score, each with its penalty, e.g. `disconnected: connection_lost (-70)`. Empty at 100. */
-    reasons: string[];
-  };
-};
+export type PostInstanceReconnectByInstanceIdResponse = Schemas.InstanceStatus;
 
 export type PostInstanceRotateTokenByInstanceIdInput = {
   /** The instanceId given at creation. */
@@ -3363,64 +2199,14 @@ export type PostInstanceSettingsResponse = {
 export type PostInstanceWebhookInput = {
   /** New URL, or null to stop webhook delivery. */
   webhookUrl?: string | null;
-  /** `"ALL"` (default at creation) or a list of event types. Applies to every channel (webhook, WebSocket, brokers); events outside it are not recorded. */
-  webhookEvents?:
-    | 'ALL'
-    | (
-        | 'MESSAGE'
-        | 'SEND_MESSAGE'
-        | 'READ_RECEIPT'
-        | 'PRESENCE'
-        | 'HISTORY_SYNC'
-        | 'CHAT_PRESENCE'
-        | 'CALL'
-        | 'CONNECTION'
-        | 'LABEL'
-        | 'CONTACT'
-        | 'GROUP'
-        | 'NEWSLETTER'
-        | 'QRCODE'
-      )[];
+  webhookEvents?: Schemas.EventFilter;
   /** HMAC-SHA256 key for `X-Webhook-Signature`. Write-only: returned once at creation, never shown again. */
   webhookSecret?: string;
   /** Batched delivery settings, or null for one POST per event (the default). */
-  webhookBatch?: {
-    /** Envelopes per POST at most. */
-    maxEvents: number;
-    /** How long the oldest waiting event may wait for the batch to fill before it is sent anyway (0: send what is there). */
-    maxWaitMs: number;
-  } | null;
+  webhookBatch?: Schemas.WebhookBatch | null;
 };
 
-export type PostInstanceWebhookResponse = {
-  webhookUrl: string | null;
-  /** `"ALL"` (default at creation) or a list of event types. Applies to every channel (webhook, WebSocket, brokers); events outside it are not recorded. */
-  webhookEvents:
-    | 'ALL'
-    | (
-        | 'MESSAGE'
-        | 'SEND_MESSAGE'
-        | 'READ_RECEIPT'
-        | 'PRESENCE'
-        | 'HISTORY_SYNC'
-        | 'CHAT_PRESENCE'
-        | 'CALL'
-        | 'CONNECTION'
-        | 'LABEL'
-        | 'CONTACT'
-        | 'GROUP'
-        | 'NEWSLETTER'
-        | 'QRCODE'
-      )[];
-  webhookBatch: {
-    /** Envelopes per POST at most. */
-    maxEvents: number;
-    /** How long the oldest waiting event may wait for the batch to fill before it is sent anyway (0: send what is there). */
-    maxWaitMs: number;
-  } | null;
-  /** Always true: a secret always exists; it is never shown after creation. */
-  secretSet: boolean;
-};
+export type PostInstanceWebhookResponse = Schemas.WebhookSettings;
 
 export type PostInstanceWebhookDeadLettersRetryByDeadLetterIdInput = {
   dead_letter_id: string;
@@ -3457,11 +2243,7 @@ export type PostLabelCreateInput = {
   color: number;
 };
 
-export type PostLabelCreateResponse = {
-  labelId: string;
-  name: string;
-  color: number;
-};
+export type PostLabelCreateResponse = Schemas.Label;
 
 export type PostLabelDeleteInput = {
   /** A label id (from /label/list or /label/create). */
@@ -3481,11 +2263,7 @@ export type PostLabelEditInput = {
   color?: number;
 };
 
-export type PostLabelEditResponse = {
-  labelId: string;
-  name: string;
-  color: number;
-};
+export type PostLabelEditResponse = Schemas.Label;
 
 export type PostLabelRemoveInput = {
   /** A label id (from /label/list or /label/create). */
@@ -3511,22 +2289,7 @@ export type PostMessageDeleteInput = {
   messageId: string;
 };
 
-export type PostMessageDeleteResponse = {
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  status: 'SENT' | 'PENDING';
-  /** What was sent, in the network payload shape: `reactionMessage`, `protocolMessage` (`type` REVOKE or MESSAGE_EDIT). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostMessageDeleteResponse = Schemas.MessageActionReply;
 
 export type PostMessageEditInput = {
   /** A chat: digits-only number for a person (normalised to `<number>@s.whatsapp.net`), or a JID (`<number>@s.whatsapp.net`, `<id>@lid`, `<id>@g.us` group, `<id>@newsletter`), e.g. the `key.remoteJid` of a message. */
@@ -3537,22 +2300,7 @@ export type PostMessageEditInput = {
   text: string;
 };
 
-export type PostMessageEditResponse = {
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  status: 'SENT' | 'PENDING';
-  /** What was sent, in the network payload shape: `reactionMessage`, `protocolMessage` (`type` REVOKE or MESSAGE_EDIT). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostMessageEditResponse = Schemas.MessageActionReply;
 
 export type PostMessageMediaSettingsInput = {
   /** Received media up to MEDIA_EVENT_BASE64_MAX_BYTES also comes inline as `data.media.base64` in MESSAGE events. */
@@ -3589,22 +2337,7 @@ export type PostMessageReactInput = {
   emoji: string;
 };
 
-export type PostMessageReactResponse = {
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  status: 'SENT' | 'PENDING';
-  /** What was sent, in the network payload shape: `reactionMessage`, `protocolMessage` (`type` REVOKE or MESSAGE_EDIT). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostMessageReactResponse = Schemas.MessageActionReply;
 
 export type PostMessageReadInput = {
   /** A chat: digits-only number for a person (normalised to `<number>@s.whatsapp.net`), or a JID (`<number>@s.whatsapp.net`, `<id>@lid`, `<id>@g.us` group, `<id>@newsletter`), e.g. the `key.remoteJid` of a message. */
@@ -3626,23 +2359,7 @@ export type PostNewsletterCreateInput = {
   picture?: string;
 };
 
-export type PostNewsletterCreateResponse = {
-  newsletterId: string;
-  name: string;
-  description: string | null;
-  inviteCode: string;
-  /** `https://whatsapp.com/channel/<inviteCode>` */
-  inviteLink: string;
-  pictureUrl: string | null;
-  /** The instance's relation to the newsletter. */
-  role: 'owner' | 'subscriber' | 'guest';
-  /** Whether the instance muted it (followers only). */
-  muted: boolean;
-  followers: number;
-  verified: boolean;
-  /** Unix seconds. */
-  creation: number;
-};
+export type PostNewsletterCreateResponse = Schemas.Newsletter;
 
 export type PostNewsletterDeleteInput = {
   /** A newsletter (channel) JID, `<id>@newsletter`. */
@@ -3659,46 +2376,14 @@ export type PostNewsletterFollowInput = {
   newsletterId: string;
 };
 
-export type PostNewsletterFollowResponse = {
-  newsletterId: string;
-  name: string;
-  description: string | null;
-  inviteCode: string;
-  /** `https://whatsapp.com/channel/<inviteCode>` */
-  inviteLink: string;
-  pictureUrl: string | null;
-  /** The instance's relation to the newsletter. */
-  role: 'owner' | 'subscriber' | 'guest';
-  /** Whether the instance muted it (followers only). */
-  muted: boolean;
-  followers: number;
-  verified: boolean;
-  /** Unix seconds. */
-  creation: number;
-};
+export type PostNewsletterFollowResponse = Schemas.Newsletter;
 
 export type PostNewsletterMuteInput = {
   /** A newsletter (channel) JID, `<id>@newsletter`. */
   newsletterId: string;
 };
 
-export type PostNewsletterMuteResponse = {
-  newsletterId: string;
-  name: string;
-  description: string | null;
-  inviteCode: string;
-  /** `https://whatsapp.com/channel/<inviteCode>` */
-  inviteLink: string;
-  pictureUrl: string | null;
-  /** The instance's relation to the newsletter. */
-  role: 'owner' | 'subscriber' | 'guest';
-  /** Whether the instance muted it (followers only). */
-  muted: boolean;
-  followers: number;
-  verified: boolean;
-  /** Unix seconds. */
-  creation: number;
-};
+export type PostNewsletterMuteResponse = Schemas.Newsletter;
 
 export type PostNewsletterSendInput = {
   /** A newsletter (channel) JID, `<id>@newsletter`. */
@@ -3707,12 +2392,7 @@ export type PostNewsletterSendInput = {
 };
 
 export type PostNewsletterSendResponse = {
-  key: {
-    /** The chat. */
-    remoteJid: string;
-    fromMe: boolean;
-    id: string;
-  };
+  key: Schemas.MessageKey;
   serverId: number;
   /** Unix seconds. */
   messageTimestamp: number;
@@ -3727,46 +2407,14 @@ export type PostNewsletterUnfollowInput = {
   newsletterId: string;
 };
 
-export type PostNewsletterUnfollowResponse = {
-  newsletterId: string;
-  name: string;
-  description: string | null;
-  inviteCode: string;
-  /** `https://whatsapp.com/channel/<inviteCode>` */
-  inviteLink: string;
-  pictureUrl: string | null;
-  /** The instance's relation to the newsletter. */
-  role: 'owner' | 'subscriber' | 'guest';
-  /** Whether the instance muted it (followers only). */
-  muted: boolean;
-  followers: number;
-  verified: boolean;
-  /** Unix seconds. */
-  creation: number;
-};
+export type PostNewsletterUnfollowResponse = Schemas.Newsletter;
 
 export type PostNewsletterUnmuteInput = {
   /** A newsletter (channel) JID, `<id>@newsletter`. */
   newsletterId: string;
 };
 
-export type PostNewsletterUnmuteResponse = {
-  newsletterId: string;
-  name: string;
-  description: string | null;
-  inviteCode: string;
-  /** `https://whatsapp.com/channel/<inviteCode>` */
-  inviteLink: string;
-  pictureUrl: string | null;
-  /** The instance's relation to the newsletter. */
-  role: 'owner' | 'subscriber' | 'guest';
-  /** Whether the instance muted it (followers only). */
-  muted: boolean;
-  followers: number;
-  verified: boolean;
-  /** Unix seconds. */
-  creation: number;
-};
+export type PostNewsletterUnmuteResponse = Schemas.Newsletter;
 
 export type PostNewsletterUpdateInput = {
   /** A newsletter (channel) JID, `<id>@newsletter`. */
@@ -3778,23 +2426,7 @@ export type PostNewsletterUpdateInput = {
   picture?: string | null;
 };
 
-export type PostNewsletterUpdateResponse = {
-  newsletterId: string;
-  name: string;
-  description: string | null;
-  inviteCode: string;
-  /** `https://whatsapp.com/channel/<inviteCode>` */
-  inviteLink: string;
-  pictureUrl: string | null;
-  /** The instance's relation to the newsletter. */
-  role: 'owner' | 'subscriber' | 'guest';
-  /** Whether the instance muted it (followers only). */
-  muted: boolean;
-  followers: number;
-  verified: boolean;
-  /** Unix seconds. */
-  creation: number;
-};
+export type PostNewsletterUpdateResponse = Schemas.Newsletter;
 
 export type PostSandboxAccountsInput = {
   /** The account: a virtual contact, or the number of a sandbox instance. */
@@ -4097,25 +2729,7 @@ export type PostSendButtonInput = {
   }[];
 };
 
-export type PostSendButtonResponse = {
-  /** The instance that sent it: the caller, or with a failover-group token the member that served. */
-  instanceId: string;
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
-  status: 'SENT' | 'PENDING';
-  /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostSendButtonResponse = Schemas.SendReply;
 
 export type PostSendCarouselInput = {
   /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
@@ -4168,25 +2782,7 @@ export type PostSendCarouselInput = {
   }[];
 };
 
-export type PostSendCarouselResponse = {
-  /** The instance that sent it: the caller, or with a failover-group token the member that served. */
-  instanceId: string;
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
-  status: 'SENT' | 'PENDING';
-  /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostSendCarouselResponse = Schemas.SendReply;
 
 export type PostSendContactInput = {
   /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
@@ -4220,25 +2816,7 @@ export type PostSendContactInput = {
   }[];
 };
 
-export type PostSendContactResponse = {
-  /** The instance that sent it: the caller, or with a failover-group token the member that served. */
-  instanceId: string;
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
-  status: 'SENT' | 'PENDING';
-  /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostSendContactResponse = Schemas.SendReply;
 
 export type PostSendForwardInput = {
   /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
@@ -4249,25 +2827,7 @@ export type PostSendForwardInput = {
   delayMs?: number;
 };
 
-export type PostSendForwardResponse = {
-  /** The instance that sent it: the caller, or with a failover-group token the member that served. */
-  instanceId: string;
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
-  status: 'SENT' | 'PENDING';
-  /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostSendForwardResponse = Schemas.SendReply;
 
 export type PostSendLinkInput = {
   /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
@@ -4304,25 +2864,7 @@ export type PostSendLinkInput = {
     | FileUpload;
 };
 
-export type PostSendLinkResponse = {
-  /** The instance that sent it: the caller, or with a failover-group token the member that served. */
-  instanceId: string;
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
-  status: 'SENT' | 'PENDING';
-  /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostSendLinkResponse = Schemas.SendReply;
 
 export type PostSendListInput = {
   /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
@@ -4359,25 +2901,7 @@ export type PostSendListInput = {
   }[];
 };
 
-export type PostSendListResponse = {
-  /** The instance that sent it: the caller, or with a failover-group token the member that served. */
-  instanceId: string;
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
-  status: 'SENT' | 'PENDING';
-  /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostSendListResponse = Schemas.SendReply;
 
 export type PostSendLocationInput = {
   /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
@@ -4403,25 +2927,7 @@ export type PostSendLocationInput = {
   url?: string;
 };
 
-export type PostSendLocationResponse = {
-  /** The instance that sent it: the caller, or with a failover-group token the member that served. */
-  instanceId: string;
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
-  status: 'SENT' | 'PENDING';
-  /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostSendLocationResponse = Schemas.SendReply;
 
 export type PostSendMediaInput = {
   /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
@@ -4456,25 +2962,7 @@ export type PostSendMediaInput = {
   voiceNote?: boolean;
 };
 
-export type PostSendMediaResponse = {
-  /** The instance that sent it: the caller, or with a failover-group token the member that served. */
-  instanceId: string;
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
-  status: 'SENT' | 'PENDING';
-  /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostSendMediaResponse = Schemas.SendReply;
 
 export type PostSendPixInput = {
   /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
@@ -4500,25 +2988,7 @@ export type PostSendPixInput = {
   text?: string;
 };
 
-export type PostSendPixResponse = {
-  /** The instance that sent it: the caller, or with a failover-group token the member that served. */
-  instanceId: string;
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
-  status: 'SENT' | 'PENDING';
-  /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostSendPixResponse = Schemas.SendReply;
 
 export type PostSendPollInput = {
   /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
@@ -4540,25 +3010,7 @@ export type PostSendPollInput = {
   selectableCount?: number;
 };
 
-export type PostSendPollResponse = {
-  /** The instance that sent it: the caller, or with a failover-group token the member that served. */
-  instanceId: string;
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
-  status: 'SENT' | 'PENDING';
-  /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostSendPollResponse = Schemas.SendReply;
 
 export type PostSendStatusMediaInput = {
   /** An image (JPEG, PNG), a video (MP4, 3GP) or audio. */
@@ -4579,25 +3031,7 @@ export type PostSendStatusMediaInput = {
   audience: string[];
 };
 
-export type PostSendStatusMediaResponse = {
-  /** The instance that sent it: the caller, or with a failover-group token the member that served. */
-  instanceId: string;
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
-  status: 'SENT' | 'PENDING';
-  /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostSendStatusMediaResponse = Schemas.SendReply;
 
 export type PostSendStatusTextInput = {
   /** 1 to 700 characters. */
@@ -4618,25 +3052,7 @@ export type PostSendStatusTextInput = {
   audience: string[];
 };
 
-export type PostSendStatusTextResponse = {
-  /** The instance that sent it: the caller, or with a failover-group token the member that served. */
-  instanceId: string;
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
-  status: 'SENT' | 'PENDING';
-  /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostSendStatusTextResponse = Schemas.SendReply;
 
 export type PostSendStickerInput = {
   /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
@@ -4665,25 +3081,7 @@ export type PostSendStickerInput = {
     | FileUpload;
 };
 
-export type PostSendStickerResponse = {
-  /** The instance that sent it: the caller, or with a failover-group token the member that served. */
-  instanceId: string;
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
-  status: 'SENT' | 'PENDING';
-  /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostSendStickerResponse = Schemas.SendReply;
 
 export type PostSendTextInput = {
   /** The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send. */
@@ -4703,25 +3101,7 @@ export type PostSendTextInput = {
   linkPreview?: boolean;
 };
 
-export type PostSendTextResponse = {
-  /** The instance that sent it: the caller, or with a failover-group token the member that served. */
-  instanceId: string;
-  key: {
-    /** The chat, in network address form (`<number>@s.whatsapp.net`; `status@broadcast` for status posts). */
-    remoteJid: string;
-    fromMe: boolean;
-    /** Message id: quote, forward or download with it; use it for duplicate detection. */
-    id: string;
-  };
-  /** Unix seconds. */
-  messageTimestamp: number;
-  /** `SENT`: the network accepted it. `PENDING`: queued; a SEND_MESSAGE event confirms it. */
-  status: 'SENT' | 'PENDING';
-  /** The content as sent, in the network payload shape (e.g. `imageMessage`, `pollCreationMessageV3`). */
-  message: {
-    [field: string]: unknown;
-  };
-};
+export type PostSendTextResponse = Schemas.SendReply;
 
 export type PostUserBlockInput = {
   /** Digits only, with country code, 7 to 15 digits (E.164 without "+"). Normalised to `<number>@s.whatsapp.net`. */
@@ -4805,13 +3185,7 @@ export type PostUserProfileAboutResponse = {
   about: string | null;
   pictureUrl: string | null;
   isBusiness: boolean;
-  businessProfile: {
-    description: string | null;
-    category: string | null;
-    email: string | null;
-    website: string[];
-    address: string | null;
-  } | null;
+  businessProfile: Schemas.BusinessProfile | null;
 };
 
 export type PostUserProfileNameInput = {
@@ -4826,13 +3200,7 @@ export type PostUserProfileNameResponse = {
   about: string | null;
   pictureUrl: string | null;
   isBusiness: boolean;
-  businessProfile: {
-    description: string | null;
-    category: string | null;
-    email: string | null;
-    website: string[];
-    address: string | null;
-  } | null;
+  businessProfile: Schemas.BusinessProfile | null;
 };
 
 export type PostUserProfilePictureInput = {
@@ -4847,13 +3215,7 @@ export type PostUserProfilePictureResponse = {
   about: string | null;
   pictureUrl: string | null;
   isBusiness: boolean;
-  businessProfile: {
-    description: string | null;
-    category: string | null;
-    email: string | null;
-    website: string[];
-    address: string | null;
-  } | null;
+  businessProfile: Schemas.BusinessProfile | null;
 };
 
 export type PostUserProfilePictureRemoveResponse = {
@@ -4863,13 +3225,7 @@ export type PostUserProfilePictureRemoveResponse = {
   about: string | null;
   pictureUrl: string | null;
   isBusiness: boolean;
-  businessProfile: {
-    description: string | null;
-    category: string | null;
-    email: string | null;
-    website: string[];
-    address: string | null;
-  } | null;
+  businessProfile: Schemas.BusinessProfile | null;
 };
 
 export type PostUserResolveInput = {
