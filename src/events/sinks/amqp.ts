@@ -15,7 +15,8 @@
  *
  * Instance ids, not names, route: names may contain dots, which would split routing-key words and
  * let one instance's binding match another's events. rabbitmq-client reconnects with exponential
- * backoff; the exchange and global queue are declared again on every new connection.
+ * backoff; the exchange and the queues are declared again after every new connection, before the
+ * first event that goes to them.
  */
 import { Connection, type Publisher } from 'rabbitmq-client';
 import type { QueueLimits } from '../../config.js';
