@@ -46,6 +46,10 @@ export interface Config {
     /** CHANNEL_RETRY_BASE_MS / CHANNEL_RETRY_MAX_MS: backoff between attempts; brokers retry for ever. */
     retryBaseMs: number;
     retryMaxMs: number;
+    /** Limits of the RabbitMQ queues (docs/channels.md, "Limits"); 0 turns a limit off. */
+    queueLimits: QueueLimits;
+    /** Limits of the JetStream stream `<PREFIX>_EVENTS` (docs/channels.md, "Limits"); 0 turns a limit off. */
+    streamLimits: StreamLimits;
   };
   rateLimit: { windowSeconds: number; perIp: number; perKey: number };
   logLevel: LogLevel;
@@ -71,6 +75,26 @@ export interface Config {
   mcp: McpConfig;
   /** Users of the web interface (docs/auth.md). */
   auth: AuthConfig;
+}
+
+/** RabbitMQ queue arguments; at a length limit the oldest message is dropped (x-overflow drop-head). */
+export interface QueueLimits {
+  /** QUEUE_BROKER_MESSAGE_TTL_SECONDS: x-message-ttl of every queue (0: messages never expire). */
+  messageTtlSeconds: number;
+  /** QUEUE_BROKER_GLOBAL_MAX_LENGTH / QUEUE_BROKER_GLOBAL_MAX_BYTES: x-max-length / x-max-length-bytes of `<p>.global`. */
+  global: { maxLength: number; maxBytes: number };
+  /** QUEUE_BROKER_INSTANCE_MAX_LENGTH / QUEUE_BROKER_INSTANCE_MAX_BYTES: the same for each `<p>.instance.<instanceId>`. */
+  instance: { maxLength: number; maxBytes: number };
+}
+
+/** JetStream stream limits (discard policy old: the oldest messages go first). */
+export interface StreamLimits {
+  /** LIGHT_BROKER_STREAM_MAX_AGE_SECONDS: max_age (0: no age limit). */
+  maxAgeSeconds: number;
+  /** LIGHT_BROKER_STREAM_MAX_MSGS: max_msgs (0: no count limit). */
+  maxMessages: number;
+  /** LIGHT_BROKER_STREAM_MAX_BYTES: max_bytes (0: no size limit). */
+  maxBytes: number;
 }
 
 export interface McpConfig {
@@ -293,6 +317,8 @@ export function loadConfig(env: Env = process.env): Config {
       publishTimeoutMs: integer(env, 'CHANNEL_PUBLISH_TIMEOUT_MS', 10_000, 100, 600_000),
       retryBaseMs: integer(env, 'CHANNEL_RETRY_BASE_MS', 500, 1, 3_600_000),
       retryMaxMs: integer(env, 'CHANNEL_RETRY_MAX_MS', 15_000, 1, 86_400_000),
+      queueLimits: queueLimits(env),
+      streamLimits: streamLimits(env),
     },
     rateLimit: {
       windowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
@@ -326,6 +352,34 @@ export function loadConfig(env: Env = process.env): Config {
     healthIntervalMs: integer(env, 'HEALTH_INTERVAL_MS', 5000, 100, 3_600_000),
     mcp: mcpConfig(env, text(env, 'HOST') ?? '0.0.0.0'),
     auth: authConfig(env),
+  };
+}
+
+const DAY_SECONDS = 86_400;
+const GIB = 1_073_741_824;
+/** Upper bound of the count and size limits: far beyond any broker's disk, still an exact integer. */
+const LIMIT_MAX = 2 ** 50;
+
+/** Defaults: docs/channels.md, "Limits" (why these numbers). */
+function queueLimits(env: Env): QueueLimits {
+  return {
+    messageTtlSeconds: integer(env, 'QUEUE_BROKER_MESSAGE_TTL_SECONDS', 7 * DAY_SECONDS, 0, 365 * DAY_SECONDS),
+    global: {
+      maxLength: integer(env, 'QUEUE_BROKER_GLOBAL_MAX_LENGTH', 1_000_000, 0, LIMIT_MAX),
+      maxBytes: integer(env, 'QUEUE_BROKER_GLOBAL_MAX_BYTES', GIB, 0, LIMIT_MAX),
+    },
+    instance: {
+      maxLength: integer(env, 'QUEUE_BROKER_INSTANCE_MAX_LENGTH', 100_000, 0, LIMIT_MAX),
+      maxBytes: integer(env, 'QUEUE_BROKER_INSTANCE_MAX_BYTES', 100 * MIB, 0, LIMIT_MAX),
+    },
+  };
+}
+
+function streamLimits(env: Env): StreamLimits {
+  return {
+    maxAgeSeconds: integer(env, 'LIGHT_BROKER_STREAM_MAX_AGE_SECONDS', 7 * DAY_SECONDS, 0, 3650 * DAY_SECONDS),
+    maxMessages: integer(env, 'LIGHT_BROKER_STREAM_MAX_MSGS', 1_000_000, 0, LIMIT_MAX),
+    maxBytes: integer(env, 'LIGHT_BROKER_STREAM_MAX_BYTES', GIB, 0, LIMIT_MAX),
   };
 }
 

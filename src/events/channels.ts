@@ -44,6 +44,7 @@ export async function createChannels(config: Config, log: FastifyBaseLogger, loc
         url: config.queueBrokerUrl,
         prefix: channels.queuePrefix,
         connectionName: connectionName(channels.queuePrefix),
+        limits: channels.queueLimits,
       }),
     );
   }
@@ -60,6 +61,7 @@ export async function createChannels(config: Config, log: FastifyBaseLogger, loc
           url: config.lightBrokerUrl,
           prefix: channels.lightPrefix,
           connectionName: connectionName(channels.lightPrefix),
+          limits: channels.streamLimits,
         })
       : new (await import('./sinks/mqtt.js')).MqttSink({ ...common, url: config.lightBrokerUrl, prefix: channels.lightPrefix });
     durable.push(light);

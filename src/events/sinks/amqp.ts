@@ -5,11 +5,21 @@
  * global queue `<prefix>.global` (bound `#`) and, before an instance's first event on a connection,
  * that instance's durable queue `<prefix>.instance.<instanceId>` (bound `<instanceId>.*`).
  *
+ * Both kinds of queue carry limits as queue arguments (QUEUE_BROKER_MESSAGE_TTL_SECONDS and the
+ * QUEUE_BROKER_{GLOBAL,INSTANCE}_MAX_{LENGTH,BYTES} settings: x-message-ttl, x-max-length,
+ * x-max-length-bytes with x-overflow drop-head), so a queue nobody reads cannot grow without end.
+ * RabbitMQ refuses to re-declare a queue with other arguments (PRECONDITION_FAILED, which closes the
+ * channel): the declaration runs on a channel of its own, and a queue that already exists with other
+ * arguments gets one warning naming it and is used as it is (bound, published to), never re-tried
+ * in a loop.
+ *
  * Instance ids, not names, route: names may contain dots, which would split routing-key words and
  * let one instance's binding match another's events. rabbitmq-client reconnects with exponential
- * backoff and re-declares the exchange and global queue on every new connection.
+ * backoff; the exchange and the queues are declared again after every new connection, before the
+ * first event that goes to them.
  */
 import { Connection, type Publisher } from 'rabbitmq-client';
+import type { QueueLimits } from '../../config.js';
 import type { Instance } from '../../instance-registry/service.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
@@ -23,6 +33,24 @@ export interface AmqpSinkOptions extends BrokerSinkOptions {
   connectionName: string;
   /** How long close() waits for outstanding confirms and the connection's end (default 5000 ms). */
   closeTimeoutMs?: number;
+  /** Queue limits (config.channels.queueLimits); 0 turns a limit off. */
+  limits: QueueLimits;
+}
+
+type QueueArguments = Record<string, number | string>;
+
+/**
+ * The arguments the gateway declares a queue with: only the limits that are on, and x-overflow
+ * drop-head (the oldest message goes) when a length limit is on. No limit on gives no arguments.
+ */
+export function amqpQueueArguments(limits: QueueLimits, kind: 'global' | 'instance'): QueueArguments {
+  const { maxLength, maxBytes } = limits[kind];
+  const args: QueueArguments = {};
+  if (limits.messageTtlSeconds > 0) args['x-message-ttl'] = limits.messageTtlSeconds * 1000;
+  if (maxLength > 0) args['x-max-length'] = maxLength;
+  if (maxBytes > 0) args['x-max-length-bytes'] = maxBytes;
+  if (maxLength > 0 || maxBytes > 0) args['x-overflow'] = 'drop-head';
+  return args;
 }
 
 /** Exchange and queue names of a prefix (docs/channels.md). */
@@ -42,8 +70,10 @@ export class AmqpSink implements DurableSink {
   private readonly connection: Connection;
   private readonly publisher: Publisher;
   private readonly state: LinkState;
-  /** Per-instance queues declared on the current connection (cleared on reconnect). */
+  /** Queues (global and per instance) declared on the current connection (cleared on reconnect). */
   private readonly declared = new Map<string, Promise<void>>();
+  /** Queues found with other arguments than ours: warned about once per process. */
+  private readonly mismatchWarned = new Set<string>();
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: AmqpSinkOptions) {
@@ -74,8 +104,7 @@ export class AmqpSink implements DurableSink {
       // The outbox lane retries; a second retry loop here would only reorder the timing.
       maxAttempts: 1,
       exchanges: [{ exchange: this.names.exchange, type: 'topic', durable: true }],
-      queues: [{ queue: this.names.globalQueue, durable: true }],
-      queueBindings: [{ exchange: this.names.exchange, queue: this.names.globalQueue, routingKey: '#' }],
+      // The queues are declared by declareQueue: a refused declaration must not fail the publisher's setup.
     });
   }
 
@@ -89,7 +118,14 @@ export class AmqpSink implements DurableSink {
     await this.state.whenUp(publishTimeoutMs);
     if (this.closing) throw new DeliveryError('amqp channel is closing');
     try {
-      await withDeadline(this.declareInstanceQueue(instance.id), publishTimeoutMs, 'amqp queue declaration');
+      await withDeadline(
+        Promise.all([
+          this.declareQueue(this.names.globalQueue, '#', amqpQueueArguments(this.options.limits, 'global')),
+          this.declareQueue(this.names.instanceQueue(instance.id), `${instance.id}.*`, amqpQueueArguments(this.options.limits, 'instance')),
+        ]),
+        publishTimeoutMs,
+        'amqp queue declaration',
+      );
       await withDeadline(
         this.publisher.send(
           {
@@ -140,21 +176,55 @@ export class AmqpSink implements DurableSink {
     return this.closing;
   }
 
-  /** Declares the instance's queue and binding once per connection; failures are retried next time. */
-  private declareInstanceQueue(instanceId: string): Promise<void> {
-    let declared = this.declared.get(instanceId);
+  /** Declares a queue and its binding once per connection; failures are retried next time. */
+  private declareQueue(queue: string, routingKey: string, args: QueueArguments): Promise<void> {
+    let declared = this.declared.get(queue);
     if (!declared) {
-      const queue = this.names.instanceQueue(instanceId);
-      declared = (async () => {
-        await this.connection.exchangeDeclare({ exchange: this.names.exchange, type: 'topic', durable: true });
-        await this.connection.queueDeclare({ queue, durable: true });
-        await this.connection.queueBind({ exchange: this.names.exchange, queue, routingKey: `${instanceId}.*` });
-      })();
-      this.declared.set(instanceId, declared);
+      declared = this.runDeclaration(queue, routingKey, args);
+      this.declared.set(queue, declared);
       declared.catch(() => {
-        if (this.declared.get(instanceId) === declared) this.declared.delete(instanceId);
+        if (this.declared.get(queue) === declared) this.declared.delete(queue);
       });
     }
     return declared;
   }
+
+  private async runDeclaration(queue: string, routingKey: string, args: QueueArguments): Promise<void> {
+    // A channel of its own: a refused declaration closes it, not the channel other declarations share.
+    const channel = await this.connection.acquire();
+    try {
+      await channel.exchangeDeclare({ exchange: this.names.exchange, type: 'topic', durable: true });
+      try {
+        await channel.queueDeclare({ queue, durable: true, arguments: args });
+      } catch (error) {
+        if (!isPreconditionFailed(error)) throw error;
+        // The queue exists with other arguments (declared by an earlier setting, a consumer or an
+        // operator). It still receives events; its limits are whatever it was declared with.
+        this.warnMismatch(queue, args, error);
+      }
+    } finally {
+      if (channel.active) await channel.close().catch(() => undefined);
+    }
+    await this.connection.queueBind({ exchange: this.names.exchange, queue, routingKey });
+  }
+
+  private warnMismatch(queue: string, args: QueueArguments, error: unknown): void {
+    const detail = { channel: this.name, queue, wanted: args, reason: describeError(error) };
+    if (this.mismatchWarned.has(queue)) {
+      this.options.log.debug(detail, 'amqp queue exists with other arguments; used as it is');
+      return;
+    }
+    this.mismatchWarned.add(queue);
+    this.options.log.warn(
+      detail,
+      `amqp queue ${queue} exists with other arguments than the configured limits; events still go to it with its current ` +
+        'limits. To apply the configured ones, delete the queue (rabbitmqctl delete_queue) so the gateway declares it again, ' +
+        'or set a policy (rabbitmqctl set_policy); see docs/channels.md, "Limits"',
+    );
+  }
+}
+
+/** RabbitMQ's answer to a declaration that does not match the queue as it exists (channel error 406). */
+function isPreconditionFailed(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'PRECONDITION_FAILED';
 }

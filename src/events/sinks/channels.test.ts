@@ -8,7 +8,8 @@ import { ConfigError, loadConfig } from '../../config.js';
 import { createChannels } from '../channels.js';
 import type { OutboxEntry } from '../envelope.js';
 import { freePort } from '../../../test/support/brokers.js';
-import { natsServerOptions } from './nats.js';
+import { amqpQueueArguments } from './amqp.js';
+import { natsServerOptions, natsStreamLimits } from './nats.js';
 
 const log = pino({ level: 'silent' });
 const nowhere = { push: (_entry: OutboxEntry) => undefined };
@@ -66,6 +67,15 @@ describe('channel settings', () => {
     [{ LIGHT_BROKER_URL: 'amqp://x' }, 'LIGHT_BROKER_URL'],
     [{ KV_STORE_STREAM_MAXLEN: '-1' }, 'KV_STORE_STREAM_MAXLEN'],
     [{ CHANNEL_PUBLISH_TIMEOUT_MS: '0' }, 'CHANNEL_PUBLISH_TIMEOUT_MS'],
+    [{ QUEUE_BROKER_MESSAGE_TTL_SECONDS: '-1' }, 'QUEUE_BROKER_MESSAGE_TTL_SECONDS'],
+    [{ QUEUE_BROKER_MESSAGE_TTL_SECONDS: '31536001' }, 'QUEUE_BROKER_MESSAGE_TTL_SECONDS'],
+    [{ QUEUE_BROKER_GLOBAL_MAX_LENGTH: '1e6' }, 'QUEUE_BROKER_GLOBAL_MAX_LENGTH'],
+    [{ QUEUE_BROKER_GLOBAL_MAX_BYTES: '1GiB' }, 'QUEUE_BROKER_GLOBAL_MAX_BYTES'],
+    [{ QUEUE_BROKER_INSTANCE_MAX_LENGTH: '-5' }, 'QUEUE_BROKER_INSTANCE_MAX_LENGTH'],
+    [{ QUEUE_BROKER_INSTANCE_MAX_BYTES: '2.5' }, 'QUEUE_BROKER_INSTANCE_MAX_BYTES'],
+    [{ LIGHT_BROKER_STREAM_MAX_AGE_SECONDS: '7d' }, 'LIGHT_BROKER_STREAM_MAX_AGE_SECONDS'],
+    [{ LIGHT_BROKER_STREAM_MAX_MSGS: '-1' }, 'LIGHT_BROKER_STREAM_MAX_MSGS'],
+    [{ LIGHT_BROKER_STREAM_MAX_BYTES: '99999999999999999999' }, 'LIGHT_BROKER_STREAM_MAX_BYTES'],
   ])('stops on %j naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrowError(ConfigError);
     expect(() => loadConfig(env)).toThrowError(new RegExp(`^${variable}:`));
@@ -85,6 +95,33 @@ describe('channel settings', () => {
       publishTimeoutMs: 10_000,
       retryBaseMs: 500,
       retryMaxMs: 15_000,
+      queueLimits: {
+        messageTtlSeconds: 604_800,
+        global: { maxLength: 1_000_000, maxBytes: 1_073_741_824 },
+        instance: { maxLength: 100_000, maxBytes: 104_857_600 },
+      },
+      streamLimits: { maxAgeSeconds: 604_800, maxMessages: 1_000_000, maxBytes: 1_073_741_824 },
     });
+  });
+
+  it('turns a broker limit off with 0', () => {
+    const config = loadConfig({
+      QUEUE_BROKER_MESSAGE_TTL_SECONDS: '0',
+      QUEUE_BROKER_GLOBAL_MAX_LENGTH: '0',
+      QUEUE_BROKER_GLOBAL_MAX_BYTES: '0',
+      QUEUE_BROKER_INSTANCE_MAX_LENGTH: '0',
+      QUEUE_BROKER_INSTANCE_MAX_BYTES: '0',
+      LIGHT_BROKER_STREAM_MAX_AGE_SECONDS: '0',
+      LIGHT_BROKER_STREAM_MAX_MSGS: '0',
+      LIGHT_BROKER_STREAM_MAX_BYTES: '0',
+    });
+    // RabbitMQ: no arguments at all (the queues of a gateway from before limits existed).
+    expect(amqpQueueArguments(config.channels.queueLimits, 'global')).toEqual({});
+    expect(amqpQueueArguments(config.channels.queueLimits, 'instance')).toEqual({});
+    // JetStream's own "no limit" values.
+    expect(natsStreamLimits(config.channels.streamLimits)).toEqual({ max_age: 0, max_msgs: -1, max_bytes: -1, discard: 'old' });
+    // A length limit alone still says which end goes.
+    const ttlOff = loadConfig({ QUEUE_BROKER_MESSAGE_TTL_SECONDS: '0', QUEUE_BROKER_INSTANCE_MAX_BYTES: '0' }).channels.queueLimits;
+    expect(amqpQueueArguments(ttlOff, 'instance')).toEqual({ 'x-max-length': 100_000, 'x-overflow': 'drop-head' });
   });
 });

@@ -3,8 +3,8 @@
  * restart keeps the stream) stopped and started again mid-burst; without JetStream (core publish);
  * unreachable at start; and as the relay of live events between two gateway processes.
  */
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { DiscardPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInstance, startGateway, waitFor } from '../../../test/support/gateway.js';
 import {
@@ -256,6 +256,103 @@ describe('NATS channel', () => {
       await manager.streams.delete(names.stream).catch(() => undefined);
     }
   });
+
+  it('creates the stream with the configured limits; beyond max_msgs the oldest events go', { timeout: 30_000 }, async () => {
+    const prefix = uniquePrefix();
+    const names = natsNames(prefix);
+    const env = {
+      ...natsEnv(server, prefix),
+      LIGHT_BROKER_STREAM_MAX_AGE_SECONDS: '3600',
+      LIGHT_BROKER_STREAM_MAX_MSGS: '3',
+      LIGHT_BROKER_STREAM_MAX_BYTES: '1048576',
+    };
+    const gw = await startGateway({ env });
+    const nc = await client(server);
+    connections.push(nc);
+    const manager = await jetstreamManager(nc);
+    try {
+      const a = await createInstance(gw);
+      await waitFor(async () => ((await channelHealth(gw, 'nats'))?.up ? true : undefined), 30_000, 'nats channel up');
+      const { config } = await manager.streams.info(names.stream);
+      expect(config).toMatchObject({ max_age: nanos(3_600_000), max_msgs: 3, max_bytes: 1_048_576, discard: DiscardPolicy.Old });
+      expect(config.duplicate_window).toBe(nanos(120_000));
+
+      await publishBurst(gw, [a.id], 5, { chunk: 1 });
+      await waitFor(async () => ((await pendingFor(gw, 'nats')).rows === 0 ? true : undefined), 15_000, 'outbox drained');
+      const { state } = await manager.streams.info(names.stream);
+      expect(state).toMatchObject({ messages: 3, first_seq: 3, last_seq: 5 });
+      const kept = await Promise.all([3, 4, 5].map(async (seq) => (await manager.streams.getMessage(names.stream, { seq }))!.json<any>()));
+      expect(kept.map((envelope) => envelope.data.n)).toEqual([2, 3, 4]);
+    } finally {
+      await gw.stop();
+      await manager.streams.delete(names.stream).catch(() => undefined);
+    }
+  });
+
+  it(
+    'brings an existing stream to the configured limits at start, and a changed setting at the next start',
+    { timeout: 45_000 },
+    async () => {
+      const prefix = uniquePrefix();
+      const names = natsNames(prefix);
+      const nc = await client(server);
+      connections.push(nc);
+      const manager = await jetstreamManager(nc);
+      // Made by an operator (or an older gateway): other limits, discard new, a description of its own.
+      await manager.streams.add({
+        name: names.stream,
+        subjects: [names.globalWildcard],
+        description: 'made by hand',
+        max_msgs: 10,
+        max_age: nanos(60_000),
+        duplicate_window: nanos(30_000),
+        discard: DiscardPolicy.New,
+      });
+      const withLimits = async (env: Record<string, string>) => {
+        const logs = { level: 'info' as const, lines: [] as string[] };
+        const gw = await startGateway({ env: { ...natsEnv(server, prefix), ...env }, logs });
+        try {
+          await waitFor(async () => ((await channelHealth(gw, 'nats'))?.up ? true : undefined), 30_000, 'nats channel up');
+          return { config: (await manager.streams.info(names.stream)).config, lines: logs.lines };
+        } finally {
+          await gw.stop();
+        }
+      };
+      try {
+        const defaults = await withLimits({});
+        expect(defaults.config).toMatchObject({
+          max_age: nanos(7 * 86_400_000),
+          max_msgs: 1_000_000,
+          max_bytes: 1_073_741_824,
+          discard: DiscardPolicy.Old,
+          // What the gateway does not own stays as it was.
+          description: 'made by hand',
+          duplicate_window: nanos(30_000),
+        });
+        const updated = defaults.lines.map((line) => JSON.parse(line)).find((line) => /updated the limits/.test(line.msg));
+        expect(updated).toMatchObject({
+          stream: names.stream,
+          from: { max_msgs: 10, discard: 'new' },
+          to: { max_msgs: 1_000_000, discard: 'old' },
+        });
+
+        // The next start with other settings: a 0 turns the limit off.
+        const changed = await withLimits({ LIGHT_BROKER_STREAM_MAX_MSGS: '0', LIGHT_BROKER_STREAM_MAX_AGE_SECONDS: '10' });
+        expect(changed.config).toMatchObject({
+          max_msgs: -1,
+          max_age: nanos(10_000),
+          max_bytes: 1_073_741_824,
+          duplicate_window: nanos(10_000),
+        });
+
+        // Unchanged settings: no update, no log line.
+        const same = await withLimits({ LIGHT_BROKER_STREAM_MAX_MSGS: '0', LIGHT_BROKER_STREAM_MAX_AGE_SECONDS: '10' });
+        expect(same.lines.some((line) => /updated the limits/.test(line))).toBe(false);
+      } finally {
+        await manager.streams.delete(names.stream).catch(() => undefined);
+      }
+    },
+  );
 
   it('relays live events between gateway processes when Redis does not (WebSocket on B, instance on A)', async () => {
     await expectRelayAcrossProcesses(natsEnv(server, uniquePrefix()));

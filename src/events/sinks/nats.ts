@@ -4,9 +4,12 @@
  * and `<prefix>.events.>` all of them (the global view is a wildcard, so it sees each event once).
  *
  * When the server has JetStream, the gateway makes sure a stream `<PREFIX>_EVENTS` captures
- * `<prefix>.events.>` (created with file storage and a 2-minute duplicate window when missing; an
- * existing stream of that name is used as it is), publishes with `Nats-Msg-Id` = eventId so the
- * stream drops the copies a retry may make, and waits for the stream's PubAck. Without JetStream it
+ * `<prefix>.events.>` (created with file storage and a 2-minute duplicate window when missing),
+ * with the configured limits (LIGHT_BROKER_STREAM_MAX_AGE_SECONDS / _MAX_MSGS / _MAX_BYTES, discard
+ * policy old): an existing stream whose limits differ is updated at each setup, so a changed setting
+ * takes effect on restart; its other settings are left as they are. It publishes with
+ * `Nats-Msg-Id` = eventId so the stream drops the copies a retry may make, and waits for the
+ * stream's PubAck. Without JetStream it
  * publishes on core NATS and waits for the server to have read it (a flush round trip): core NATS
  * keeps nothing for subscribers that are away.
  *
@@ -14,7 +17,16 @@
  */
 import { headers, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { connect } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, StorageType, type JetStreamClient } from '@nats-io/jetstream';
+import {
+  DiscardPolicy,
+  jetstream,
+  jetstreamManager,
+  StorageType,
+  type JetStreamClient,
+  type JetStreamManager,
+  type StreamInfo,
+} from '@nats-io/jetstream';
+import type { StreamLimits } from '../../config.js';
 import type { Instance } from '../../instance-registry/service.js';
 import { backoffDelay } from '../../retry.js';
 import type { OutboxEntry } from '../envelope.js';
@@ -28,6 +40,8 @@ export interface NatsSinkOptions extends BrokerSinkOptions {
   prefix: string;
   /** Shown in the server's connection list (connz). */
   connectionName: string;
+  /** Limits of the JetStream stream (config.channels.streamLimits); 0 turns a limit off. */
+  limits: StreamLimits;
 }
 
 /** Subject and stream names of a prefix (docs/channels.md). */
@@ -42,6 +56,22 @@ export function natsNames(prefix: string) {
 }
 
 const DUPLICATE_WINDOW_MS = 120_000;
+
+/** The stream settings the gateway owns, in JetStream's terms (no limit: max_age 0, max_msgs and max_bytes -1). */
+export function natsStreamLimits(limits: StreamLimits): { max_age: number; max_msgs: number; max_bytes: number; discard: DiscardPolicy } {
+  return {
+    max_age: nanos(limits.maxAgeSeconds * 1000),
+    max_msgs: limits.maxMessages > 0 ? limits.maxMessages : -1,
+    max_bytes: limits.maxBytes > 0 ? limits.maxBytes : -1,
+    // At a limit the oldest messages go; `new` would refuse publishes, and brokers retry for ever.
+    discard: DiscardPolicy.Old,
+  };
+}
+
+/** The server refuses a duplicate window longer than max_age. */
+function duplicateWindow(maxAge: number, current = nanos(DUPLICATE_WINDOW_MS)): number {
+  return maxAge > 0 && current > maxAge ? maxAge : current;
+}
 
 export class NatsSink implements DurableSink {
   readonly name = 'nats';
@@ -223,18 +253,25 @@ export class NatsSink implements DurableSink {
     try {
       if (connection.info?.jetstream) {
         const manager = await jetstreamManager(connection, { timeout: this.options.publishTimeoutMs });
+        const limits = natsStreamLimits(this.options.limits);
+        let existing: StreamInfo | undefined;
         try {
-          await manager.streams.info(this.names.stream);
+          existing = await manager.streams.info(this.names.stream);
         } catch (error) {
           if (!isStreamNotFound(error)) throw error;
           await manager.streams.add({
             name: this.names.stream,
             subjects: [this.names.globalWildcard],
             storage: StorageType.File,
-            duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+            duplicate_window: duplicateWindow(limits.max_age),
+            ...limits,
           });
-          this.options.log.info({ stream: this.names.stream, subjects: this.names.globalWildcard }, 'created JetStream stream for events');
+          this.options.log.info(
+            { stream: this.names.stream, subjects: this.names.globalWildcard, limits },
+            'created JetStream stream for events',
+          );
         }
+        if (existing) await this.applyLimits(manager, existing, limits);
         this.js = jetstream(connection, { timeout: this.options.publishTimeoutMs });
         this.ready = true;
         this.setupFailures = 0;
@@ -252,6 +289,28 @@ export class NatsSink implements DurableSink {
       this.ready = false;
       this.state.down(`jetstream setup failed: ${describeError(error)}`);
       this.retrySetupLater(connection);
+    }
+  }
+
+  /**
+   * Brings an existing stream's limits to the configured ones. A refused update (e.g. a server
+   * without room for a larger max_bytes) is logged and the stream is used with its current limits:
+   * events keep flowing, and the next setup (reconnect or restart) tries again.
+   */
+  private async applyLimits(manager: JetStreamManager, info: StreamInfo, limits: ReturnType<typeof natsStreamLimits>): Promise<void> {
+    const { config } = info;
+    const current = { max_age: config.max_age, max_msgs: config.max_msgs, max_bytes: config.max_bytes, discard: config.discard };
+    const changed = (Object.keys(limits) as (keyof typeof limits)[]).some((key) => current[key] !== limits[key]);
+    if (!changed) return;
+    const stream = this.names.stream;
+    try {
+      await manager.streams.update(stream, { ...limits, duplicate_window: duplicateWindow(limits.max_age, config.duplicate_window) });
+      this.options.log.info({ stream, from: current, to: limits }, 'updated the limits of the JetStream stream for events');
+    } catch (error) {
+      this.options.log.warn(
+        { stream, current, wanted: limits, reason: describeError(error) },
+        'could not update the limits of the JetStream stream for events; it keeps its current limits',
+      );
     }
   }
 
