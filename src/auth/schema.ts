@@ -93,7 +93,7 @@ export const InvitationBody = Type.Object(
       Type.Integer({ minimum: 1, maximum: 720, default: 72, description: 'Hours the code stays valid (default 72).' }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ role: 'viewer', expiresInHours: 48 }] },
 );
 
 export const InvitationView = Type.Object({
