@@ -6,9 +6,19 @@ export const Role = Type.Enum(['owner', 'operator', 'viewer'], {
     '`owner`: everything, including users and invitations. `operator`: every admin route. `viewer`: read-only admin routes (GET).',
 });
 
-const Email = Type.String({ format: 'email', maxLength: 254, description: 'The sign-in name (kept lowercased).' });
-const Password = Type.String({ minLength: 8, maxLength: 256, description: '8 to 256 characters.' });
-const Name = Type.String({ minLength: 1, maxLength: 100 });
+const Email = Type.String({
+  format: 'email',
+  maxLength: 254,
+  description: 'The sign-in name (kept lowercased).',
+  examples: ['maria@example.com'],
+});
+const Password = Type.String({
+  minLength: 8,
+  maxLength: 256,
+  description: '8 to 256 characters.',
+  examples: ['correct horse battery staple'],
+});
+const Name = Type.String({ minLength: 1, maxLength: 100, examples: ['Maria Souza'] });
 
 export const UserView = Type.Object(
   {
@@ -51,7 +61,7 @@ export const RegisterBody = Type.Object(
 );
 
 export const LoginBody = Type.Object(
-  { email: Email, password: Type.String({ minLength: 1, maxLength: 256 }) },
+  { email: Email, password: Type.String({ minLength: 1, maxLength: 256, examples: ['correct horse battery staple'] }) },
   { additionalProperties: false },
 );
 
@@ -67,12 +77,15 @@ export const ProfileBody = Type.Object(
 
 export const PasswordBody = Type.Object(
   { currentPassword: Type.String({ minLength: 1, maxLength: 256 }), newPassword: Password },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ currentPassword: 'correct horse battery staple', newPassword: 'plum orchard quietly 42' }],
+  },
 );
 
 export const UserIdParams = Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
 
-export const RoleBody = Type.Object({ role: Role }, { additionalProperties: false });
+export const RoleBody = Type.Object({ role: Role }, { additionalProperties: false, examples: [{ role: 'operator' }] });
 
 export const InvitationBody = Type.Object(
   {
@@ -86,7 +99,7 @@ export const InvitationBody = Type.Object(
       Type.Integer({ minimum: 1, maximum: 720, default: 72, description: 'Hours the code stays valid (default 72).' }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ role: 'viewer', expiresInHours: 48 }] },
 );
 
 export const InvitationView = Type.Object({

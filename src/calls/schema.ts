@@ -22,7 +22,12 @@ export const CallSchema = Type.Object(
 
 export const RejectBody = Type.Object(
   {
-    callId: Type.String({ minLength: 1, maxLength: 128, description: 'The `id` of the CALL event.' }),
+    callId: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: 'The `id` of the CALL event.',
+      examples: ['F3A8B2C4D5E6F708192A3B4C5D6E7F80'],
+    }),
     from: Type.Optional(
       Type.String({
         minLength: 1,

@@ -7,6 +7,7 @@ import { PagedQuery } from '../http/schemas.js';
 export const CommunityId = Type.String({
   pattern: '^[0-9]+(-[0-9]+)?@g\\.us$',
   description: 'A community JID, `<id>@g.us` (communities are parent groups on the network).',
+  examples: ['120363041234567890@g.us'],
 });
 
 export const CommunitySchema = Type.Object(
@@ -27,7 +28,10 @@ export const CommunitySchema = Type.Object(
 );
 
 export const CreateBody = Type.Object(
-  { subject: Type.String({ minLength: 1, maxLength: 100 }), description: Type.Optional(Type.String({ maxLength: 2048 })) },
+  {
+    subject: Type.String({ minLength: 1, maxLength: 100, examples: ['Loja Central customers'] }),
+    description: Type.Optional(Type.String({ maxLength: 2048 })),
+  },
   { additionalProperties: false },
 );
 
@@ -40,7 +44,7 @@ export const LinkBody = Type.Object(
 );
 
 export const AnnounceBody = Type.Object(
-  { communityId: CommunityId, text: Type.String({ minLength: 1, maxLength: 65536 }) },
+  { communityId: CommunityId, text: Type.String({ minLength: 1, maxLength: 65536, examples: ['We open at 10:00 on Sunday.'] }) },
   { additionalProperties: false },
 );
 

@@ -6,13 +6,14 @@ import { PagedQuery, PhoneNumber } from '../http/schemas.js';
 export const GroupId = Type.String({
   pattern: '^[0-9]+(-[0-9]+)?@g\\.us$',
   description: 'A group JID, `<id>@g.us`.',
-  examples: ['120363012345678901@g.us'],
+  examples: ['120363025246125888@g.us'],
 });
 
 export const InviteCode = Type.String({
   minLength: 1,
   maxLength: 256,
   description: 'An invite code, or the whole invite link (`https://chat.whatsapp.com/<code>`).',
+  examples: ['HbmSZ9zVa0B1C2D3E4F5G6'],
 });
 
 const Participants = Type.Array(PhoneNumber, { minItems: 1, maxItems: 256, description: 'Phone numbers (digits only), up to 256.' });
@@ -84,11 +85,14 @@ export const ParticipantsReply = Type.Object(
 
 export const CreateBody = Type.Object(
   {
-    subject: Type.String({ minLength: 1, maxLength: 100, description: 'The group name.' }),
+    subject: Type.String({ minLength: 1, maxLength: 100, description: 'The group name.', examples: ['Loja Central team'] }),
     participants: Type.Array(PhoneNumber, { maxItems: 256, default: [], description: 'People to add besides the instance (up to 256).' }),
     description: Type.Optional(Type.String({ maxLength: 2048 })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ subject: 'Loja Central team', participants: ['5511988887777', '5511977776666'], description: 'Shifts and deliveries.' }],
+  },
 );
 
 export const CreateReply = Type.Object({ group: GroupSchema, results: Type.Array(ParticipantResultSchema) });
@@ -110,12 +114,19 @@ export const PictureReply = Type.Object({
 export const PictureBody = Type.Object({ groupId: GroupId, image: ImageField }, { additionalProperties: false });
 
 export const SubjectBody = Type.Object(
-  { groupId: GroupId, subject: Type.String({ minLength: 1, maxLength: 100 }) },
+  { groupId: GroupId, subject: Type.String({ minLength: 1, maxLength: 100, examples: ['Loja Central team'] }) },
   { additionalProperties: false },
 );
 
 export const DescriptionBody = Type.Object(
-  { groupId: GroupId, description: Type.String({ maxLength: 2048, description: 'An empty string removes the description.' }) },
+  {
+    groupId: GroupId,
+    description: Type.String({
+      maxLength: 2048,
+      description: 'An empty string removes the description.',
+      examples: ['Shifts, deliveries and store news. Be kind.'],
+    }),
+  },
   { additionalProperties: false },
 );
 

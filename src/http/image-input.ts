@@ -10,6 +10,8 @@ export const ImageField = Type.String({
   minLength: 16,
   maxLength: MAX_IMAGE_CHARS,
   description: 'A JPEG or PNG image, base64-encoded or as a `data:image/...;base64,` URL (up to about 700 KB).',
+  // A real PNG (one green pixel): small enough for the document, accepted as it is.
+  examples: ['data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR42mNQvZwGAAJ/AV9pIfneAAAAAElFTkSuQmCC'],
 });
 
 export function decodeImage(input: string): ImageInput {

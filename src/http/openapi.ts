@@ -1,6 +1,7 @@
 /** The OpenAPI 3.1 document's frame: every decision SPEC leaves open is written down here. */
 import { EVENT_DATA, EventEnvelope, type EventType } from '../network/events.js';
 import { VERSION } from '../version.js';
+import { ExampleComposer } from './examples.js';
 
 const DESCRIPTION = `
 Waygate is a self-hosted REST gateway over the WhatsApp multi-device network.
@@ -219,19 +220,38 @@ export function operationIdOf(method: string, route: string): string {
 }
 
 /**
+ * The request example of a JSON body that has none: composed from its schema (http/examples.ts) and
+ * kept only when it passes that schema. A hand-written one (a body schema's `examples`, which
+ * @fastify/swagger lifts to the media type) is left as it is.
+ */
+function addRequestExample(operation: Record<string, any>, composer: ExampleComposer): void {
+  const json = operation.requestBody?.content?.['application/json'] as Record<string, any> | undefined;
+  if (!json?.schema || json.example !== undefined || json.examples !== undefined) return;
+  try {
+    json.example = composer.compose(json.schema as Record<string, any>);
+  } catch {
+    // No realistic value for some field (NoExample), or a schema Ajv cannot compile: no example
+    // rather than no document (the OpenAPI test names the operation).
+  }
+}
+
+/**
  * The last touches on the generated document, in one place: an operationId per operation
- * (operationIdOf), `security: []` on operations that declare none (they need no key), and a
- * definition for every tag an operation uses.
+ * (operationIdOf), `security: []` on operations that declare none (they need no key), a
+ * definition for every tag an operation uses, and a request example for every JSON body
+ * (addRequestExample).
  */
 export function finishOpenApiDocument<T extends { paths?: Record<string, Record<string, any>>; tags?: { name: string }[] }>(
   document: T,
 ): T {
   const tags = new Set((document.tags ?? []).map((tag) => tag.name));
+  const composer = new ExampleComposer();
   for (const [route, item] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) {
       if (!OPERATION_METHODS.includes(method) || typeof operation !== 'object' || operation === null) continue;
       operation.operationId ??= operationIdOf(method, route);
       operation.security ??= [];
+      addRequestExample(operation, composer);
       for (const tag of (operation.tags as string[] | undefined) ?? []) {
         if (tags.has(tag)) continue;
         tags.add(tag);

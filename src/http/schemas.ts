@@ -75,7 +75,7 @@ export const ChatId = Type.String({
   pattern: '^([0-9]{7,15}|[0-9]{7,15}(:[0-9]+)?@s\\.whatsapp\\.net|[0-9]{1,25}@lid|[0-9]+(-[0-9]+)?@g\\.us|[0-9]+@newsletter)$',
   description:
     'A chat: digits-only number for a person (normalised to `<number>@s.whatsapp.net`), or a JID (`<number>@s.whatsapp.net`, `<id>@lid`, `<id>@g.us` group, `<id>@newsletter`), e.g. the `key.remoteJid` of a message.',
-  examples: ['5511999990000', '120363012345678901@g.us'],
+  examples: ['5511999990000', '120363025246125888@g.us'],
 });
 
 /** A message `key.id`. */
@@ -104,10 +104,15 @@ export function Page<T extends TSchema>(item: T) {
   });
 }
 
-export const InstanceIdParams = Type.Object(
-  { instance_id: Type.String({ minLength: 1, maxLength: 64, description: 'The instanceId given at creation.' }) },
-  { additionalProperties: false },
-);
+/** An instance's `instanceId` (a UUID given at creation). */
+export const InstanceId = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'The instanceId given at creation.',
+  examples: ['7c9e6679-7425-40de-944b-e07fc1f90ae7'],
+});
+
+export const InstanceIdParams = Type.Object({ instance_id: InstanceId }, { additionalProperties: false });
 
 export const ADMIN: { [scheme: string]: string[] }[] = [{ apikey: [] }, { bearer: [] }];
 export const INSTANCE = [{ apikey: [] }];

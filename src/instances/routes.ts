@@ -308,7 +308,11 @@ export function instanceRoutes(instances: InstanceService, lifecycle: InstanceLi
           body: Type.Object(
             {
               proxyUrl: Type.Union([
-                Type.String({ pattern: '^(https?|socks(4a?|5h?)?)://[^\\s\\x00-\\x1F\\x7F]+$', maxLength: 2048 }),
+                Type.String({
+                  pattern: '^(https?|socks(4a?|5h?)?)://[^\\s\\x00-\\x1F\\x7F]+$',
+                  maxLength: 2048,
+                  examples: ['socks5://user:secret@proxy.example.com:1080'],
+                }),
                 Type.Null(),
               ]),
             },

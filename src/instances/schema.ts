@@ -13,6 +13,7 @@ export const WebhookUrl = Type.String({
   format: 'uri',
   maxLength: 2048,
   description: 'http(s) URL that receives every event as a signed POST. HTTPS is recommended.',
+  examples: ['https://example.com/hooks/waygate'],
 });
 
 export const WebhookSecret = Type.String({
@@ -129,7 +130,11 @@ export const WebhookBody = Type.Object(
       Type.Union([WebhookBatch, Type.Null()], { description: 'Batched delivery settings, or null for one POST per event (the default).' }),
     ),
   },
-  { additionalProperties: false, minProperties: 1 },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    examples: [{ webhookUrl: 'https://example.com/hooks/waygate', webhookEvents: ['MESSAGE', 'SEND_MESSAGE', 'CONNECTION'] }],
+  },
 );
 
 export const WebhookReply = Type.Object(

@@ -2,10 +2,20 @@
 import { Type } from 'typebox';
 import { ChatId } from '../http/schemas.js';
 
-export const LabelId = Type.String({ minLength: 1, maxLength: 64, description: 'A label id (from /label/list or /label/create).' });
+export const LabelId = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'A label id (from /label/list or /label/create).',
+  examples: ['3'],
+});
 
-const LabelName = Type.String({ minLength: 1, maxLength: 100 });
-const LabelColor = Type.Integer({ minimum: 0, maximum: 19, description: 'Colour index 0..19 of the WhatsApp Business palette.' });
+const LabelName = Type.String({ minLength: 1, maxLength: 100, examples: ['Paid'] });
+const LabelColor = Type.Integer({
+  minimum: 0,
+  maximum: 19,
+  description: 'Colour index 0..19 of the WhatsApp Business palette.',
+  examples: [5],
+});
 
 export const LabelSchema = Type.Object({ labelId: Type.String(), name: Type.String(), color: Type.Integer() }, { title: 'Label' });
 

@@ -59,7 +59,7 @@ export const EditBody = Type.Object(
   {
     chatId: MessageChatId,
     messageId: MessageId,
-    text: Type.String({ minLength: 1, maxLength: 65_536, description: 'The new text.' }),
+    text: Type.String({ minLength: 1, maxLength: 65_536, description: 'The new text.', examples: ['Your order #1042 ships tomorrow.'] }),
   },
   strict,
 );

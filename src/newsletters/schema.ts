@@ -36,7 +36,7 @@ export const NewsletterMessageSchema = Type.Object({
   messageTimestamp: Type.Integer({ description: 'Unix seconds.' }),
 });
 
-const Name = Type.String({ minLength: 1, maxLength: 100 });
+const Name = Type.String({ minLength: 1, maxLength: 100, examples: ['Loja Central news'] });
 const Description = Type.String({ maxLength: 2048, description: 'An empty string removes it.' });
 
 export const CreateBody = Type.Object(
@@ -73,7 +73,7 @@ export const NewsletterBody = Type.Object({ newsletterId: NewsletterId }, { addi
 export const MessagesQuery = PagedQuery({ newsletterId: NewsletterId });
 
 export const SendBody = Type.Object(
-  { newsletterId: NewsletterId, text: Type.String({ minLength: 1, maxLength: 65536 }) },
+  { newsletterId: NewsletterId, text: Type.String({ minLength: 1, maxLength: 65536, examples: ['New arrivals every Friday.'] }) },
   { additionalProperties: false },
 );
 

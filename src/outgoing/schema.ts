@@ -104,6 +104,7 @@ const Quoted = Type.Object(
       minLength: 1,
       maxLength: 128,
       description: 'Id of a message this instance sent or received (kept for MESSAGE_RETENTION_DAYS).',
+      examples: ['3EB0C431C26A1916D5A8'],
     }),
   },
   { additionalProperties: false, description: 'Reply to (quote) a stored message.' },
@@ -126,7 +127,7 @@ const Recipient = Type.String({
   pattern: '^([0-9]{7,15}|[0-9]{6,30}(-[0-9]{1,15})?@g\\.us)$',
   description:
     'The chat: digits with country code (7 to 15, E.164 without "+"), or a group id `<id>@g.us`. A group must have the instance as participant (403 otherwise; 403 also in an announcement group when the instance is not an admin; 404 unknown group). Newsletters are posted to with POST /newsletter/send.',
-  examples: ['5511999990000', '120363012345678901@g.us'],
+  examples: ['5511999990000', '120363025246125888@g.us'],
 });
 
 /** The fields every message to one chat takes. */
@@ -292,7 +293,22 @@ export const SendContactBody = Type.Object(
       description: `1 to ${LIMITS.contacts} contact cards (one: \`contactMessage\`; several: \`contactsArrayMessage\`).`,
     }),
   },
-  strict,
+  {
+    ...strict,
+    examples: [
+      {
+        number: '5511999990001',
+        contacts: [
+          {
+            fullName: 'Maria Souza',
+            organization: 'Loja Central',
+            phones: [{ number: '5511988887777', label: 'WORK' }],
+            emails: ['maria@example.com'],
+          },
+        ],
+      },
+    ],
+  },
 );
 
 export const SendButtonBody = Type.Object(
@@ -316,7 +332,21 @@ export const SendButtonBody = Type.Object(
       description: `1 to ${LIMITS.buttons} buttons (what WhatsApp shows in a message); \`reply\` ids unique.`,
     }),
   },
-  strict,
+  {
+    ...strict,
+    examples: [
+      {
+        number: '5511999990001',
+        text: 'Your order #1042 is ready. Pick it up today?',
+        footer: 'Loja Central',
+        buttons: [
+          { type: 'reply', text: 'Yes, today', id: 'pickup-today' },
+          { type: 'reply', text: 'Tomorrow', id: 'pickup-tomorrow' },
+          { type: 'url', text: 'See the order', url: 'https://example.com/orders/1042' },
+        ],
+      },
+    ],
+  },
 );
 
 export const SendListBody = Type.Object(
@@ -373,7 +403,25 @@ export const SendListBody = Type.Object(
       },
     ),
   },
-  strict,
+  {
+    ...strict,
+    examples: [
+      {
+        number: '5511999990001',
+        text: 'Choose a delivery slot for order #1042.',
+        buttonText: 'Delivery slots',
+        sections: [
+          {
+            title: 'Tomorrow',
+            rows: [
+              { id: 'slot-morning', title: 'Morning', description: '8:00 to 12:00' },
+              { id: 'slot-afternoon', title: 'Afternoon', description: '13:00 to 18:00' },
+            ],
+          },
+        ],
+      },
+    ],
+  },
 );
 
 export const SendPollBody = Type.Object(
@@ -407,6 +455,7 @@ export const SendStickerBody = Type.Object(
     media: Type.Object(MediaInput.properties, {
       ...strict,
       description: 'A WebP sticker (sent as is), or a PNG, JPEG or GIF converted to a 512x512 WebP.',
+      examples: [{ url: 'https://example.com/stickers/thanks.webp' }],
     }),
   },
   strict,
@@ -439,7 +488,19 @@ export const SendPixBody = Type.Object(
       Type.String({ minLength: 1, maxLength: LIMITS.interactiveBody, description: 'Message text above the payment button.' }),
     ),
   },
-  strict,
+  {
+    ...strict,
+    examples: [
+      {
+        number: '5511999990001',
+        merchantName: 'Loja Central',
+        keyType: 'EMAIL',
+        key: 'pagamentos@example.com',
+        amount: 89.9,
+        text: 'Order #1042: pay with Pix.',
+      },
+    ],
+  },
 );
 
 export const CarouselCard = Type.Object(
@@ -474,7 +535,27 @@ export const SendCarouselBody = Type.Object(
       description: `${LIMITS.carouselCardsMin} to ${LIMITS.carouselCardsMax} cards, scrolled sideways.`,
     }),
   },
-  strict,
+  {
+    ...strict,
+    examples: [
+      {
+        number: '5511999990001',
+        text: 'New arrivals this week',
+        cards: [
+          {
+            media: { url: 'https://example.com/products/sneaker.jpg' },
+            text: 'Runner sneaker, R$ 299',
+            buttons: [{ type: 'url', text: 'Buy', url: 'https://example.com/products/sneaker' }],
+          },
+          {
+            media: { url: 'https://example.com/products/backpack.jpg' },
+            text: 'City backpack, R$ 189',
+            buttons: [{ type: 'url', text: 'Buy', url: 'https://example.com/products/backpack' }],
+          },
+        ],
+      },
+    ],
+  },
 );
 
 export const SendForwardBody = Type.Object(
@@ -484,6 +565,7 @@ export const SendForwardBody = Type.Object(
       minLength: 1,
       maxLength: 128,
       description: 'Id of a message this instance sent or received (its media is sent again).',
+      examples: ['3EB0C431C26A1916D5A8'],
     }),
     delayMs: Type.Optional(DelayMs),
   },
@@ -493,7 +575,7 @@ export const SendForwardBody = Type.Object(
 export const BatchItem = Type.Object(
   {
     number: PhoneNumber,
-    text: Type.String({ minLength: 1, maxLength: LIMITS.text }),
+    text: Type.String({ minLength: 1, maxLength: LIMITS.text, examples: ['Your order #1042 has shipped.'] }),
     mentions: Type.Optional(Mentions),
     linkPreview: Type.Optional(Type.Boolean({ default: true })),
   },
@@ -506,6 +588,12 @@ export const SendBatchBody = Type.Object(
       minItems: 1,
       maxItems: LIMITS.batchItems,
       description: `1 to ${LIMITS.batchItems} texts, sent in this order.`,
+      examples: [
+        [
+          { number: '5511999990001', text: 'Hi Ana, your order #1042 has shipped.' },
+          { number: '5511999990002', text: 'Hi Bruno, your order #1043 has shipped.' },
+        ],
+      ],
     }),
     intervalMs: Type.Optional(
       Type.Integer({
@@ -565,11 +653,17 @@ const Audience = Type.Array(PhoneNumber, {
   maxItems: LIMITS.statusAudience,
   uniqueItems: true,
   description: `Who sees the post: 1 to ${LIMITS.statusAudience} numbers (the network's \`statusJidList\`).`,
+  examples: [['5511999990001', '5511999990002']],
 });
 
 export const SendStatusTextBody = Type.Object(
   {
-    text: Type.String({ minLength: 1, maxLength: LIMITS.statusText, description: `1 to ${LIMITS.statusText} characters.` }),
+    text: Type.String({
+      minLength: 1,
+      maxLength: LIMITS.statusText,
+      description: `1 to ${LIMITS.statusText} characters.`,
+      examples: ['Open until 22:00 today!'],
+    }),
     backgroundColor: Type.Optional(
       Type.String({ pattern: '^#[0-9A-Fa-f]{6}$', default: '#25D366', description: 'Background as `#RRGGBB` (default `#25D366`).' }),
     ),
@@ -581,8 +675,12 @@ export const SendStatusTextBody = Type.Object(
 
 export const SendStatusMediaBody = Type.Object(
   {
-    media: Type.Object(MediaInput.properties, { ...strict, description: 'An image (JPEG, PNG), a video (MP4, 3GP) or audio.' }),
-    caption: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.statusText })),
+    media: Type.Object(MediaInput.properties, {
+      ...strict,
+      description: 'An image (JPEG, PNG), a video (MP4, 3GP) or audio.',
+      examples: [{ url: 'https://example.com/promo.jpg' }],
+    }),
+    caption: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.statusText, examples: ['20% off all week'] })),
     audience: Audience,
   },
   strict,

@@ -39,20 +39,37 @@ export const AccountReply = Type.Object({
 
 export const ContactJoinBody = Type.Object(
   {
-    number: { ...PhoneNumber, description: 'The virtual contact that uses the invite.' },
-    inviteCode: Type.String({ minLength: 1, maxLength: 256, description: 'Invite code or https://chat.whatsapp.com/<code> link.' }),
+    number: { ...PhoneNumber, description: 'The virtual contact that uses the invite.', examples: ['5511988887777'] },
+    inviteCode: Type.String({
+      minLength: 1,
+      maxLength: 256,
+      description: 'Invite code or https://chat.whatsapp.com/<code> link.',
+      examples: ['HbmSZ9zVa0B1C2D3E4F5G6'],
+    }),
   },
   { additionalProperties: false },
 );
 
 export const ContactLeaveBody = Type.Object(
-  { number: PhoneNumber, groupId: Type.String({ pattern: '^[0-9]+(-[0-9]+)?@g\\.us$', description: 'The group to leave.' }) },
+  {
+    number: { ...PhoneNumber, examples: ['5511988887777'] },
+    groupId: Type.String({
+      pattern: '^[0-9]+(-[0-9]+)?@g\\.us$',
+      description: 'The group to leave.',
+      examples: ['120363025246125888@g.us'],
+    }),
+  },
   { additionalProperties: false },
 );
 
 export const CallEndBody = Type.Object(
   {
-    callId: Type.String({ minLength: 1, maxLength: 128, description: 'The `callId` returned by POST /sandbox/calls.' }),
+    callId: Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: 'The `callId` returned by POST /sandbox/calls.',
+      examples: ['F3A8B2C4D5E6F708192A3B4C5D6E7F80'],
+    }),
     to: { ...PhoneNumber, description: 'The called instance number.' },
   },
   { additionalProperties: false },

@@ -113,11 +113,24 @@ export const ProfileSchema = Type.Object({
 });
 
 export const NameBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 25, description: 'Profile name (WhatsApp allows 25 characters).' }) },
+  {
+    name: Type.String({
+      minLength: 1,
+      maxLength: 25,
+      description: 'Profile name (WhatsApp allows 25 characters).',
+      examples: ['Loja Central'],
+    }),
+  },
   { additionalProperties: false },
 );
 export const AboutBody = Type.Object(
-  { about: Type.String({ maxLength: 139, description: 'The "about" text (up to 139 characters).' }) },
+  {
+    about: Type.String({
+      maxLength: 139,
+      description: 'The "about" text (up to 139 characters).',
+      examples: ['Open Mon–Sat, 9:00 to 19:00'],
+    }),
+  },
   { additionalProperties: false },
 );
 export const ProfilePictureBody = Type.Object({ image: ImageField }, { additionalProperties: false });

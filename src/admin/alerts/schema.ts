@@ -54,7 +54,18 @@ export const RuleBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'A sales number is offline',
+        kind: 'instance_disconnected',
+        forSeconds: 300,
+        scope: 'all',
+        webhookUrl: 'https://ops.example.com/waygate-alerts',
+      },
+    ],
+  },
 );
 
 export const RuleView = Type.Object(
@@ -82,7 +93,7 @@ export const RuleParams = Type.Object({ rule_id: Type.String({ minLength: 1, max
 export const AlertParams = Type.Object({ alert_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
 
 export const MuteBody = Type.Object(
-  { seconds: Type.Number({ minimum: 0, maximum: 31_536_000, description: 'Mute for this long from now; 0 unmutes.' }) },
+  { seconds: Type.Number({ minimum: 0, maximum: 31_536_000, description: 'Mute for this long from now; 0 unmutes.', examples: [3600] }) },
   { additionalProperties: false },
 );
 

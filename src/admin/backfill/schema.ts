@@ -1,6 +1,6 @@
 /** Backfill jobs (admin). */
 import { Type } from 'typebox';
-import { PagedQuery } from '../../http/schemas.js';
+import { InstanceId, PagedQuery } from '../../http/schemas.js';
 import { EVENT_TYPES } from '../../network/port.js';
 
 const Iso = Type.String({ format: 'date-time' });
@@ -14,12 +14,13 @@ const Status = Type.Union([
 
 export const BackfillBody = Type.Object(
   {
-    instanceId: Type.String({ minLength: 1, maxLength: 64 }),
+    instanceId: InstanceId,
     since: Type.String({
       minLength: 1,
       maxLength: 64,
       description:
         'Start of the range, inclusive: an ISO 8601 time (e.g. `2026-11-23T10:00:00Z`) or the `eventId` of a stored event of this instance.',
+      examples: ['2026-11-23T10:00:00Z'],
     }),
     until: Type.Optional(
       Type.String({
@@ -42,6 +43,7 @@ export const BackfillBody = Type.Object(
       maxLength: 64,
       description:
         "`webhook` (the instance's current webhookUrl, signed with its secret) or a delivery channel name (`amqp`, `redis`, `nats`, `mqtt`, ...).",
+      examples: ['webhook'],
     }),
     ratePerSecond: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Pace; default BACKFILL_RATE_PER_SECOND.' })),
   },

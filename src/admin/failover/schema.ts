@@ -15,6 +15,7 @@ const Members = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
   maxItems: 100,
   uniqueItems: true,
   description: 'Instance ids, in priority order (the `priority` policy tries the first eligible one first).',
+  examples: [['7c9e6679-7425-40de-944b-e07fc1f90ae7', 'b3d1f0a2-5c4e-4f6a-9b8d-2e7f1a0c3d45']],
 });
 const Policy = Type.Enum(POLICIES, {
   description:

@@ -63,10 +63,13 @@ export const DeadLetterRetryBody = Type.Object(
       Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'At most this many are resent per call, oldest first.' }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ instanceId: '7c9e6679-7425-40de-944b-e07fc1f90ae7', channel: 'webhook', limit: 100 }] },
 );
 
-export const DeadLetterPurgeBody = Type.Object(filterFields, { additionalProperties: false });
+export const DeadLetterPurgeBody = Type.Object(filterFields, {
+  additionalProperties: false,
+  examples: [{ instanceId: '7c9e6679-7425-40de-944b-e07fc1f90ae7', until: '2026-11-01T00:00:00Z' }],
+});
 
 export const RetryManyReply = Type.Object({
   matched: Type.Integer(),
@@ -99,7 +102,7 @@ export const ReconnectManyBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ status: ['DISCONNECTED'], network: 'whatsapp', mode: 'reconnect' }] },
 );
 
 export const ReconnectManyReply = Type.Object({

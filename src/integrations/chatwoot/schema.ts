@@ -62,7 +62,24 @@ export const ConfigBody = Type.Object(
         'Sent to the WhatsApp chat when an agent resolves its conversation in Chatwoot (`conversation_status_changed` to `resolved`). Empty: nothing is sent.',
     }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        baseUrl: 'https://chatwoot.example.com',
+        accountId: 1,
+        apiAccessToken: 'Xp2kW9qLmN4vB7cR1tY6zA3s',
+        inboxName: 'WhatsApp',
+        waygateUrl: 'https://waygate.example.com',
+        signAgentMessages: true,
+        reopenConversation: true,
+        conversationPending: false,
+        ignoreGroups: true,
+        ignore: [],
+        closingMessage: 'Thanks for talking to us!',
+      },
+    ],
+  },
 );
 
 export const ImportBody = Type.Object(
@@ -153,7 +170,20 @@ export const WebhookBody = Type.Object(
     private: Type.Optional(Type.Boolean()),
     source_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   },
-  { additionalProperties: true },
+  {
+    additionalProperties: true,
+    examples: [
+      {
+        event: 'message_created',
+        id: 4711,
+        content: 'Hello Maria, your order #1042 ships today.',
+        message_type: 'outgoing',
+        private: false,
+        source_id: null,
+        conversation: { id: 12, meta: { sender: { phone_number: '+5511988887777' } } },
+      },
+    ],
+  },
 );
 
 export const WebhookReply = Type.Object({ received: Type.Boolean(), ignored: Type.Optional(Type.String()) });

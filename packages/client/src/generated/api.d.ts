@@ -1507,6 +1507,7 @@ export type PostAdminAlertsByAlertIdAcknowledgeResponse = {
 };
 
 export type PostAdminBackfillInput = {
+  /** The instanceId given at creation. */
   instanceId: string;
   /** Start of the range, inclusive: an ISO 8601 time (e.g. `2026-11-23T10:00:00Z`) or the `eventId` of a stored event of this instance. */
   since: string;
