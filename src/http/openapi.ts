@@ -1,6 +1,8 @@
 /** The OpenAPI 3.1 document's frame: every decision SPEC leaves open is written down here. */
 import { EVENT_DATA, EventEnvelope, type EventType } from '../network/events.js';
+import type { FastifyInstance } from 'fastify';
 import { VERSION } from '../version.js';
+import { isDeprecatedPath } from './versioning.js';
 
 const DESCRIPTION = `
 Waygate is a self-hosted REST gateway over the WhatsApp multi-device network.
@@ -62,7 +64,7 @@ Every event is written to a durable outbox before any delivery; delivery is at-l
 POST of the JSON envelope to \`webhookUrl\`. Headers: \`X-Webhook-Signature\` = lowercase hex HMAC-SHA256 of the exact body bytes keyed with the instance's webhook secret; \`X-Webhook-Event\`; \`X-Webhook-Event-Id\`. The secret is given (or generated) at create, returned once, and can be replaced (not read) with \`POST /instance/webhook\`. A 2xx within \`WEBHOOK_TIMEOUT_MS\` (5 s) is success; anything else is retried with exponential backoff and jitter, up to \`WEBHOOK_MAX_ATTEMPTS\` (default 5) attempts, then stored as a dead letter. Order is kept per instance: a retried event holds back that instance's later events. Redirects are not followed. Connections are kept alive between POSTs. **Batched webhooks** (opt-in per instance, \`webhookBatch: { maxEvents, maxWaitMs }\` on \`POST /instance/webhook\`): each POST carries a JSON array of up to \`maxEvents\` envelopes in \`seq\` order, sent when full or when the oldest has waited \`maxWaitMs\`; \`X-Webhook-Signature\` covers the array bytes, \`X-Webhook-Batch\` gives the count (no \`X-Webhook-Event\`/\`-Event-Id\`). A failed batch is retried whole (same events, same order); after the last attempt each event becomes its own dead letter.
 
 ### WebSocket
-\`GET /api/v1/ws?token=&instanceId=\` (also \`/ws\`, deprecated like every unprefixed route): live, best-effort, see the route.
+\`GET /api/v1/ws?token=&instanceId=\` (also \`/ws\`, deprecated like every unprefixed route): live, best-effort; each frame is one event envelope. The operation \`getWs\` (tag events) gives the query, the refusals before the upgrade and the close codes.
 
 ### Channels (brokers)
 Every event also goes, as the same JSON envelope, to each configured broker; an event leaves the outbox for a broker only once the broker confirmed it, retried for ever (never a dead letter), in order per instance. Routing uses the instance id. Event id and type travel in each broker's metadata too.
@@ -194,6 +196,19 @@ export function openApiDocument() {
       { name: 'auth', description: 'Users of the web interface: registration, sign-in (JWT), sessions, profile, users and invitations' },
     ],
   };
+}
+
+/**
+ * @fastify/websocket hides every WebSocket route from the document. A stream route that documents
+ * its `101` answer is shown all the same: its /api/v1 path only (versioning keeps the unprefixed
+ * twin out, as for every route). Registered after the websocket plugin, so it has the last word.
+ */
+export function documentUpgradeRoutes(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
+    if (!route.websocket || schema?.response?.['101'] === undefined || isDeprecatedPath(route.url ?? route.path)) return;
+    route.schema = { ...schema, hide: false };
+  });
 }
 
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
