@@ -255,6 +255,10 @@ export class SandboxChats implements ChatOperations {
         archived: chat.archived,
         messages: chat.messages.slice(-limits.messagesPerChat).map((m) => this.messageView(chat, m)),
       }));
+    await this.world.keepSynced(
+      this.me(),
+      chats.slice(0, limits.chats).flatMap((chat) => chat.messages),
+    );
     return initialHistoryParts(chats, limits);
   }
 

@@ -303,7 +303,11 @@ describe('sandbox network', () => {
     expect(ofChat(bJid).data.messages.map((m: any) => m.key.fromMe)).toEqual([true, false, true]);
     expect(texts(ofChat(contactJid))).toEqual(['four']);
 
-    // The chats are the new instance's now.
+    // The chats are the new instance's now, and its message store keeps the synced messages.
+    const found = await gw.api('GET', `/api/v1/message/find?chatId=${b.number}`, { key: c.token });
+    expect(found.status).toBe(200);
+    // Sent within one second: compared as a set.
+    expect(found.body.items.map((m: any) => m.message.conversation).sort()).toEqual(['one', 'three', 'two']);
     const list = await gw.api('GET', '/api/v1/chat/list', { key: c.token });
     expect(list.status).toBe(200);
     expect(list.body.items.map((chat: any) => chat.chatId).sort()).toEqual([bJid, contactJid].sort());
