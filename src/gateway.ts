@@ -31,7 +31,7 @@ import { MediaFetcher } from './media/fetch.js';
 import { MediaResolver } from './media/resolver.js';
 import type { MediaStore } from './media/store.js';
 import type { GatewayModule, ModuleDeps, ModuleFactory } from './modules.js';
-import type { NetworkDriver } from './network/port.js';
+import { messageTypeOf, type NetworkDriver } from './network/port.js';
 import { SandboxDriver } from './network/sandbox/driver.js';
 import { SandboxNetwork } from './network/sandbox/network.js';
 import { SandboxWorld } from './network/sandbox/world.js';
@@ -270,7 +270,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   bus.addCommitParticipant(messageStore);
   messageStore.shareCommits(() => bus.busy());
   // Sandbox chats keep their messages in memory; after a restart they are read back from the store.
-  sandboxWorld.useHistory({ search: (instanceId, _all, page) => messageStore.search(instanceId, {}, page) });
+  // A number linked again gets its history synced: the new instance's store keeps those messages too.
+  sandboxWorld.useHistory({
+    search: (instanceId, _all, page) => messageStore.search(instanceId, {}, page),
+    add: async (instanceId, message) => {
+      if (await messageStore.find(instanceId, message.key.id)) return;
+      await messageStore.save({ instanceId, ...message, messageType: messageTypeOf(message.message), createdAt: clock.now() });
+    },
+  });
   const recorder = new MessageRecorder(messageStore, mediaStore, instances, config.media, clock, log);
   sessions.beforeQueue((instanceId, event) => recorder.record(instanceId, event));
   instances.onDeletion({

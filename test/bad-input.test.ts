@@ -12,6 +12,8 @@ interface Route {
   method: string;
   path: string;
   schema: any;
+  /** Names of the query parameters the document declares. */
+  query: string[];
 }
 
 const NASTY_VALUES: unknown[] = [
@@ -107,8 +109,13 @@ describe('bad-input sweep over every route', () => {
     routes = [];
     for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
       for (const [method, op] of Object.entries(methods)) {
-        if (path.endsWith('/ws')) continue;
-        routes.push({ method: method.toUpperCase(), path, schema: op.requestBody?.content?.['application/json']?.schema });
+        // The WebSocket stream is swept too: a plain GET reaches the checks that run before an upgrade.
+        routes.push({
+          method: method.toUpperCase(),
+          path,
+          schema: op.requestBody?.content?.['application/json']?.schema,
+          query: ((op.parameters ?? []) as { in: string; name: string }[]).filter((p) => p.in === 'query').map((p) => p.name),
+        });
       }
     }
   });
@@ -121,8 +128,9 @@ describe('bad-input sweep over every route', () => {
     return probe.status === 403 && text.includes('instance token') ? instance.token : gw.adminKey;
   }
 
-  it('finds the documented routes', () => {
+  it('finds the documented routes, the WebSocket stream among them', () => {
     expect(routes.length).toBeGreaterThan(10);
+    expect(routes.find((route) => route.path === '/api/v1/ws')).toMatchObject({ method: 'GET', query: ['token', 'instanceId'] });
   });
 
   // Thousands of requests, growing with every route.
@@ -153,6 +161,10 @@ describe('bad-input sweep over every route', () => {
         } else {
           for (const query of ['limit=-1', 'limit=abc', 'offset=-5', 'limit=100000', 'offset=1e99', 'x=%ZZ', 'limit[]=1&limit[]=2']) {
             attempts.push({ query });
+          }
+          // The declared query parameters, all present with values they cannot take.
+          for (const value of ['x', '', '%00', 'a'.repeat(3000)]) {
+            if (route.query.length > 0) attempts.push({ query: route.query.map((name) => `${name}=${value}`).join('&') });
           }
         }
         for (const attempt of attempts) {

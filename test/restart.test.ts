@@ -32,6 +32,37 @@ describe.each(DIALECTS)('restart on %s', (dialect) => {
     }
   });
 
+  it('keeps the history a number linked again brought to its new instance', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-restart-'));
+    const schema = newSchemaName();
+    const first = await startGateway({ dialect, dataDir, schema, keepSchema: true });
+    const events = recordEvents(first);
+    const a = await connectedInstance(first, uniqueNumber());
+    const contact = uniqueNumber();
+    const said = await first.api('POST', '/api/v1/sandbox/messages', {
+      key: first.adminKey,
+      body: { from: contact, to: a.number, text: 'before' },
+    });
+    expect(said.status).toBe(200);
+    expect((await first.api('POST', '/api/v1/send/text', { key: a.token, body: { number: contact, text: 'reply' } })).status).toBe(200);
+    expect((await first.api('POST', '/api/v1/instance/logout', { key: a.token })).status).toBe(200);
+    // Linked again, to another instance: the history sync brings the chat over.
+    const c = await connectedInstance(first, a.number!);
+    await events.next(c.id, 'HISTORY_SYNC', (e) => e.data.progress === 100);
+    await first.stop();
+
+    const second = await startGateway({ dialect, dataDir, schema, keepSchema: true });
+    try {
+      const history = await second.api('GET', `/api/v1/chat/history?chatId=${contact}`, { key: c.token });
+      expect(history.status).toBe(200);
+      expect(history.body.items.map((m: any) => m.message.conversation).sort()).toEqual(['before', 'reply']);
+    } finally {
+      await second.stop();
+      if (dialect === 'postgres') await dropSchema(PG_URL, schema);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps sandbox chat history across a restart, without what was cleared or deleted', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-restart-'));
     const schema = newSchemaName();

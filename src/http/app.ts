@@ -13,7 +13,7 @@ import type { Config } from '../config.js';
 import type { InstanceService } from '../instance-registry/service.js';
 import { registerAuth, type CredentialResolvers } from './auth.js';
 import { shareComponents } from './openapi-components.js';
-import { finishOpenApiDocument, openApiDocument } from './openapi.js';
+import { documentUpgradeRoutes, finishOpenApiDocument, openApiDocument } from './openapi.js';
 import { registerErrorHandling } from './errors.js';
 import { ErrorReply, schemaToValidate } from './schemas.js';
 import type { SlidingWindowStore } from './rate-limit.js';
@@ -118,6 +118,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
   });
   deprecateUnprefixedUpgrades(app.websocketServer);
+  documentUpgradeRoutes(app);
   registerAuth(app, {
     adminKey: options.adminKey,
     instances: options.instances,

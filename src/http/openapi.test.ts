@@ -66,6 +66,39 @@ describe('the served document', () => {
     expect(document.paths['/api/v1/send/text'].post.security).not.toEqual([]);
   });
 
+  it('describes the WebSocket stream: its query, the 101 upgrade, the refusals before it and the close codes', async () => {
+    const stream = document.paths['/api/v1/ws']?.get;
+    expect(stream).toBeDefined();
+    // The deprecated unprefixed twin is left out, as for every route; the description names it.
+    expect(document.paths['/ws']).toBeUndefined();
+    expect(stream.operationId).toBe('getWs');
+    expect(stream.security).toEqual([]);
+    expect(stream.parameters.map((p: any) => [p.in, p.name, p.required])).toEqual([
+      ['query', 'token', true],
+      ['query', 'instanceId', true],
+    ]);
+    expect(Object.keys(stream.responses).sort()).toEqual(['101', '400', '401', '403', '429']);
+    expect(stream.responses['101'].content).toBeUndefined();
+    expect(Object.keys(stream.responses['101'].headers)).toEqual(['Upgrade', 'Connection', 'Sec-WebSocket-Accept']);
+    for (const status of ['400', '401', '403', '429']) {
+      expect(stream.responses[status].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    }
+    for (const code of ['validation_failed', 'invalid_api_key', 'token_expired', 'wrong_instance', 'too_many_streams']) {
+      expect(JSON.stringify(stream.responses)).toContain(`\`${code}\``);
+    }
+    for (const close of ['4400', '4401', '4403', '4404', '1013']) expect(stream.description).toContain(`\`${close}\``);
+    expect(stream.description).toMatch(/EventEnvelope/);
+    expect(stream.description).toMatch(/`webhooks`/);
+    // The admin socket stays out (it refuses with close codes, not HTTP answers).
+    expect(Object.keys(document.paths).filter((path) => path.endsWith('/ws'))).toEqual(['/api/v1/ws']);
+
+    // What the document says is what the route does: a plain GET meets the same checks as an upgrade.
+    const missing = await gw.api('GET', '/api/v1/ws?token=x');
+    expect([missing.status, missing.body.code]).toEqual([400, 'validation_failed']);
+    const unknown = await gw.api('GET', '/api/v1/ws?token=not-a-token&instanceId=x');
+    expect([unknown.status, unknown.body.code]).toEqual([401, 'invalid_api_key']);
+  });
+
   it('gives every JSON request body an example that passes its schema, and its route accepts every example', async () => {
     const a = await connectedInstance(gw, uniqueNumber());
     // A web-interface owner for the routes that take only a user's JWT (its password is not the examples' one).

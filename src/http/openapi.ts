@@ -1,7 +1,9 @@
 /** The OpenAPI 3.1 document's frame: every decision SPEC leaves open is written down here. */
 import { EVENT_DATA, EventEnvelope, type EventType } from '../network/events.js';
+import type { FastifyInstance } from 'fastify';
 import { VERSION } from '../version.js';
 import { ExampleComposer } from './examples.js';
+import { isDeprecatedPath } from './versioning.js';
 
 const DESCRIPTION = `
 Waygate is a self-hosted REST gateway over the WhatsApp multi-device network.
@@ -57,13 +59,13 @@ Every event is written to a durable outbox before any delivery; delivery is at-l
 - **NEWSLETTER** \`{ id, action: create|update|delete|follow|unfollow|mute|unmute, ... }\`; posts reach followers as MESSAGE from the newsletter JID.
 - **CALL** \`{ id, from, status: offer|reject|timeout, isVideo, isGroup, timestamp, reason? }\` (\`reason: "auto_reject"\` for automatic rejections).
 - **MESSAGE** that acts on an earlier message (from \`/message/*\` or the other side): \`reactionMessage { key, text }\` (\`text: ""\` removes it), \`protocolMessage { key, type: "REVOKE" }\` (deleted for everyone), \`editedMessage.message.protocolMessage { key, type: "MESSAGE_EDIT", editedMessage }\`; \`key\` names the earlier message as the receiver sees it. **CHAT_PRESENCE** \`{ remoteJid, participant, presence: composing|recording|paused }\`.
-- **PRESENCE** \`{ id, presence: available|unavailable, lastSeen? }\`; **READ_RECEIPT** \`{ key, receipt: "read", readTimestamp, participant? }\`; **HISTORY_SYNC** \`{ syncType: "ON_DEMAND", chatId, messages, progress }\`.
+- **PRESENCE** \`{ id, presence: available|unavailable, lastSeen? }\`; **READ_RECEIPT** \`{ key, receipt: "read", readTimestamp, participant? }\`; **HISTORY_SYNC** \`{ syncType: "ON_DEMAND", chatId, messages, progress }\` (after \`POST /chat/history/request\`), or, right after the CONNECTED of a pairing, the phone's initial sync \`{ syncType: "INITIAL_BOOTSTRAP", progress, isLatest, part, parts, chats: [{ id, name, unreadCount, conversationTimestamp, archived }], contacts, messages }\`: the account's chats, most recent first, with their latest messages (in the sandbox: up to 500 chats, 100 messages each, 200 messages and 100 chats per part; a chat never spans two parts; \`progress\` reaches 100 on the last part). A sandbox account without chats (a number never used) gets none.
 
 ### Webhooks
 POST of the JSON envelope to \`webhookUrl\`. Headers: \`X-Webhook-Signature\` = lowercase hex HMAC-SHA256 of the exact body bytes keyed with the instance's webhook secret; \`X-Webhook-Event\`; \`X-Webhook-Event-Id\`. The secret is given (or generated) at create, returned once, and can be replaced (not read) with \`POST /instance/webhook\`. A 2xx within \`WEBHOOK_TIMEOUT_MS\` (5 s) is success; anything else is retried with exponential backoff and jitter, up to \`WEBHOOK_MAX_ATTEMPTS\` (default 5) attempts, then stored as a dead letter. Order is kept per instance: a retried event holds back that instance's later events. Redirects are not followed. Connections are kept alive between POSTs. **Batched webhooks** (opt-in per instance, \`webhookBatch: { maxEvents, maxWaitMs }\` on \`POST /instance/webhook\`): each POST carries a JSON array of up to \`maxEvents\` envelopes in \`seq\` order, sent when full or when the oldest has waited \`maxWaitMs\`; \`X-Webhook-Signature\` covers the array bytes, \`X-Webhook-Batch\` gives the count (no \`X-Webhook-Event\`/\`-Event-Id\`). A failed batch is retried whole (same events, same order); after the last attempt each event becomes its own dead letter.
 
 ### WebSocket
-\`GET /api/v1/ws?token=&instanceId=\` (also \`/ws\`, deprecated like every unprefixed route): live, best-effort, see the route.
+\`GET /api/v1/ws?token=&instanceId=\` (also \`/ws\`, deprecated like every unprefixed route): live, best-effort; each frame is one event envelope. The operation \`getWs\` (tag events) gives the query, the refusals before the upgrade and the close codes.
 
 ### Channels (brokers)
 Every event also goes, as the same JSON envelope, to each configured broker; an event leaves the outbox for a broker only once the broker confirmed it, retried for ever (never a dead letter), in order per instance. Routing uses the instance id. Event id and type travel in each broker's metadata too.
@@ -81,7 +83,7 @@ On PostgreSQL one process is active (it holds the instances' sessions and delive
 Every instance has a health score from 0 to 100 with its reasons (\`health\` in \`GET /instance/status\` and \`GET /instance/all\`; signals in \`GET /instance/health\`; \`waygate_instance_health\` in \`/metrics\`): 100 minus penalties for not being connected (by why the connection closed: banned and logged out cost everything, \`restart_required\` little), connection losses in the last 15 minutes, send failures, refusals and slowness in the last 5 minutes, and events waiting for delivery or dead. A failover group (\`/admin/failover-groups\`) joins instances under one token (\`wgg_…\`) accepted by every \`/send/*\` route: each send goes to a member picked by the group's policy (\`priority\`, \`round-robin\`, \`least-loaded\`; \`sticky\` per recipient) among the connected members with a score ≥ \`minHealth\`; a send refused before it reached the network moves to the next member, one that reached it is never sent twice; the reply's \`instanceId\` names the member; none eligible → 503 \`failover_no_eligible_member\`. A group's \`webhookUrl\` gets every member's events signed with the group's secret. Details: docs/operations.md.
 
 ### Sandbox
-Instances created with \`network: "sandbox"\` live on a built-in simulated network: real QR PNGs, pairing codes, virtual contacts, drops and logouts, all driven through the admin \`/sandbox/*\` routes. A sandbox instance never reaches a real phone. Groups, communities, newsletters, labels, profiles, privacy, blocks and chat settings are modelled with the real network's rules and survive a restart; virtual contacts get profiles and business accounts with \`POST /sandbox/accounts\`, use invites with \`/sandbox/groups/join\`, and hang up calls with \`/sandbox/calls/end\`. Chat messages (latest 1000 per chat) are read back from the message store after a restart; unread counts start again at 0.
+Instances created with \`network: "sandbox"\` live on a built-in simulated network: real QR PNGs, pairing codes, virtual contacts, drops and logouts, all driven through the admin \`/sandbox/*\` routes. A sandbox instance never reaches a real phone. Groups, communities, newsletters, labels, profiles, privacy, blocks and chat settings are modelled with the real network's rules and survive a restart; virtual contacts get profiles and business accounts with \`POST /sandbox/accounts\`, use invites with \`/sandbox/groups/join\`, and hang up calls with \`/sandbox/calls/end\`. Chat messages (latest 1000 per chat) are read back from the message store after a restart; unread counts start again at 0. A number linked again (after a logout, to the same or another instance) gets its chats as HISTORY_SYNC \`INITIAL_BOOTSTRAP\` after CONNECTED, and the instance's message store keeps those messages (what it already held stays as it is).
 
 ### WhatsApp
 Instances with \`network: "whatsapp"\` (the default) use the real network through Baileys; the linked-device keys live in the gateway's database, so a restart reconnects without a QR. Disconnect reasons in CONNECTION events: \`restart_required\` (reconnects at once), \`connection_lost\`, \`connection_closed\`, \`bad_session\`, \`service_unavailable\` (reconnect with capped exponential backoff and jitter), \`qr_attempts_exhausted\`, \`connection_replaced\` (another client took over: not retried), \`banned_or_blocked\` (403, not retried), and LOGGED_OUT \`device_removed\` / \`logged_out_from_phone\` (keys wiped; connect again for a new QR). People appear by phone address when known; WhatsApp's hidden ids travel beside it (\`key.remoteJidLid\`, \`key.participantLid\`, \`lid\`, \`fromLid\`). A send the network rejects after accepting it arrives as SEND_MESSAGE with \`status: "FAILED"\` and \`error.code\`. Poll votes arrive decrypted as MESSAGE with \`pollVote\`. Buttons, lists, carousels and pix go as raw interactive messages that WhatsApp renders inconsistently and that add ban risk: refused (409) unless the instance setting \`interactiveMessages\` is true. A per-instance proxy is set with \`POST /instance/proxy/{instance_id}\`. Details: docs/whatsapp.md.
@@ -195,6 +197,19 @@ export function openApiDocument() {
       { name: 'auth', description: 'Users of the web interface: registration, sign-in (JWT), sessions, profile, users and invitations' },
     ],
   };
+}
+
+/**
+ * @fastify/websocket hides every WebSocket route from the document. A stream route that documents
+ * its `101` answer is shown all the same: its /api/v1 path only (versioning keeps the unprefixed
+ * twin out, as for every route). Registered after the websocket plugin, so it has the last word.
+ */
+export function documentUpgradeRoutes(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
+    if (!route.websocket || schema?.response?.['101'] === undefined || isDeprecatedPath(route.url ?? route.path)) return;
+    route.schema = { ...schema, hide: false };
+  });
 }
 
 const OPERATION_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];

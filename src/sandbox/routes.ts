@@ -39,7 +39,7 @@ export function sandboxRoutes(sandbox: SandboxService): RoutePlugin {
           security: ADMIN,
           summary: 'Scan an instance QR code as a phone',
           description:
-            'The virtual phone `number` scans the current QR of sandbox instance `instanceId`; the instance becomes CONNECTED with that number (CONNECTION event). 409 when the instance shows no QR or the number is linked to another sandbox instance.',
+            'The virtual phone `number` scans the current QR of sandbox instance `instanceId`; the instance becomes CONNECTED with that number (CONNECTION event), then, when the account already has chats (linked before, to this or another instance), gets them with their latest messages as HISTORY_SYNC `INITIAL_BOOTSTRAP` events, as a real phone sends them. 409 when the instance shows no QR or the number is linked to another sandbox instance.',
           body: S.ScanBody,
           response: { 200: S.ConnectionReply, ...errorResponses(401, 403, 404, 409) },
         },
@@ -56,7 +56,7 @@ export function sandboxRoutes(sandbox: SandboxService): RoutePlugin {
           security: ADMIN,
           summary: 'Confirm a pairing code as a phone',
           description:
-            'The virtual phone `number` enters the 8-digit code returned by POST /instance/pair; the instance becomes CONNECTED. 404 for an unknown or expired code, 409 when the code was requested for another number.',
+            'The virtual phone `number` enters the 8-digit code returned by POST /instance/pair; the instance becomes CONNECTED, then gets the chats of the account as HISTORY_SYNC `INITIAL_BOOTSTRAP` events (as with a scan). 404 for an unknown or expired code, 409 when the code was requested for another number.',
           body: S.PairBody,
           response: { 200: S.ConnectionReply, ...errorResponses(401, 403, 404, 409) },
         },

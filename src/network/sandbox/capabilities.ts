@@ -18,7 +18,9 @@ export function equipSession(session: SandboxSession, world: SandboxWorld): Sand
     if (number === null || !session.isConnected()) throw errors.notConnected(number === null ? 'not linked' : 'not connected');
     return number;
   };
-  session.chats = new SandboxChats(world, me);
+  const chats = new SandboxChats(world, me);
+  session.chats = chats;
+  session.initialHistory = () => chats.initialHistory();
   const groups = new SandboxGroups(world, me);
   session.groups = groups;
   session.groupRecipients = (groupId) => groups.messageRecipients(groupId);

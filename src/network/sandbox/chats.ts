@@ -12,12 +12,63 @@ import {
   type PageRequest,
   type EventData,
 } from '../port.js';
-import { type ChatState, type SandboxWorld } from './world.js';
+import { chatKindOf, type ChatState, type SandboxWorld } from './world.js';
 import { chatJidOf } from '../addressing.js';
 import { pageOf } from '../paging.js';
 
 /** The phone allows this many pinned chats. */
 export const MAX_PINNED_CHATS = 3;
+
+/**
+ * Bounds of the initial history a phone sends to a newly linked device: the most recently active
+ * chats, each with its latest messages, in parts of at most `messagesPerEvent` messages and
+ * `chatsPerEvent` chats (a chat and its messages never span two parts).
+ */
+export const INITIAL_HISTORY = { chats: 500, messagesPerChat: 100, messagesPerEvent: 200, chatsPerEvent: 100 } as const;
+
+export type InitialHistoryLimits = { [K in keyof typeof INITIAL_HISTORY]: number };
+
+/** One chat of the initial history, as the HISTORY_SYNC event lists it, with its messages oldest first. */
+export interface HistoryChat {
+  id: string;
+  name: string | null;
+  unreadCount: number;
+  conversationTimestamp: number;
+  archived: boolean;
+  messages: ChatMessage[];
+}
+
+/**
+ * The HISTORY_SYNC `INITIAL_BOOTSTRAP` parts of `chats` (most recently active first): each part
+ * carries whole chats and their messages, `part`/`parts`, and a `progress` that ends at 100. No
+ * chats, no parts.
+ */
+export function initialHistoryParts(chats: HistoryChat[], limits: InitialHistoryLimits = INITIAL_HISTORY): EventData<'HISTORY_SYNC'>[] {
+  const groups: HistoryChat[][] = [];
+  let current: HistoryChat[] = [];
+  let messages = 0;
+  for (const full of chats.slice(0, limits.chats)) {
+    const chat = { ...full, messages: full.messages.slice(-Math.min(limits.messagesPerChat, limits.messagesPerEvent)) };
+    if (current.length > 0 && (current.length >= limits.chatsPerEvent || messages + chat.messages.length > limits.messagesPerEvent)) {
+      groups.push(current);
+      current = [];
+      messages = 0;
+    }
+    current.push(chat);
+    messages += chat.messages.length;
+  }
+  if (current.length > 0) groups.push(current);
+  return groups.map((group, index) => ({
+    syncType: 'INITIAL_BOOTSTRAP',
+    progress: Math.round((100 * (index + 1)) / groups.length),
+    isLatest: true,
+    part: index + 1,
+    parts: groups.length,
+    chats: group.map(({ messages: _messages, ...chat }) => chat),
+    contacts: group.filter((chat) => chatKindOf(chat.id) === 'person').map((chat) => ({ id: chat.id, name: chat.name })),
+    messages: group.flatMap((chat) => chat.messages),
+  }));
+}
 
 /** The readable text of a message payload, if it has one. */
 export function textOf(message: Record<string, unknown>): string | undefined {
@@ -186,6 +237,29 @@ export class SandboxChats implements ChatOperations {
       data: { syncType: 'ON_DEMAND', chatId: chat.jid, messages, progress: 100 },
     });
     return { requested: messages.length };
+  }
+
+  /**
+   * What the phone sends a device it links to: the account's chats, most recently active first,
+   * with their latest messages, as HISTORY_SYNC `INITIAL_BOOTSTRAP` parts (none when it has no chats).
+   */
+  async initialHistory(limits: InitialHistoryLimits = INITIAL_HISTORY): Promise<EventData<'HISTORY_SYNC'>[]> {
+    await this.world.hydrate(this.me());
+    const chats = [...this.world.chatsOf(this.me()).values()]
+      .sort((a, b) => (b.conversationTimestamp ?? 0) - (a.conversationTimestamp ?? 0))
+      .map((chat) => ({
+        id: chat.jid,
+        name: this.nameOf(chat),
+        unreadCount: chat.unreadCount,
+        conversationTimestamp: chat.conversationTimestamp ?? 0,
+        archived: chat.archived,
+        messages: chat.messages.slice(-limits.messagesPerChat).map((m) => this.messageView(chat, m)),
+      }));
+    await this.world.keepSynced(
+      this.me(),
+      chats.slice(0, limits.chats).flatMap((chat) => chat.messages),
+    );
+    return initialHistoryParts(chats, limits);
   }
 
   async checkNumbers(numbers: string[]): Promise<NumberCheck[]> {

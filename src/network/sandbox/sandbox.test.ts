@@ -11,6 +11,7 @@ import {
   type RecordedEvents,
   type TestGateway,
 } from '../../../test/support/gateway.js';
+import { initialHistoryParts, type HistoryChat } from './chats.js';
 
 // jsqr is CommonJS with a typed default export; take the function whichever way the loader hands it over.
 type Decode = (data: Uint8ClampedArray, width: number, height: number) => { data: string } | null;
@@ -246,6 +247,136 @@ describe('sandbox network', () => {
     // The number is free again for another instance.
     const b = await connectedInstance(gw, number);
     expect(b.number).toBe(number);
+  });
+
+  it('sends a number paired again its chats and recent messages as HISTORY_SYNC INITIAL_BOOTSTRAP, by QR and by pairing code', async () => {
+    const a = await connectedInstance(gw, uniqueNumber());
+    const b = await connectedInstance(gw, uniqueNumber());
+    const contact = uniqueNumber();
+    const texts = (sync: any) => sync.data.messages.map((m: any) => m.message.conversation);
+    const send = async (from: typeof a, to: typeof b, text: string) => {
+      const sent = await gw.api('POST', '/api/v1/send/text', { key: from.token, body: { number: to.number, text } });
+      expect(sent.status).toBe(200);
+      await events.next(to.id, 'MESSAGE', (e) => e.data.key.id === sent.body.key.id);
+      return sent.body.key.id as string;
+    };
+    await send(a, b, 'one');
+    await send(b, a, 'two');
+    await send(a, b, 'three');
+    const fromContact = await gw.api('POST', '/api/v1/sandbox/messages', {
+      key: gw.adminKey,
+      body: { from: contact, to: a.number, text: 'four' },
+    });
+    await events.next(a.id, 'MESSAGE', (e) => e.data.key.id === fromContact.body.key.id);
+    // Fresh accounts have nothing to sync: their events up to these messages hold no HISTORY_SYNC.
+    expect(events.of(a.id, 'HISTORY_SYNC')).toEqual([]);
+    expect(events.of(b.id, 'HISTORY_SYNC')).toEqual([]);
+
+    expect((await gw.api('POST', '/api/v1/instance/logout', { key: a.token })).body.status).toBe('LOGGED_OUT');
+
+    // The number is linked again, to another instance, by QR.
+    const c = await connectedInstance(gw, a.number!);
+    const last = await events.next(c.id, 'HISTORY_SYNC', (e) => e.data.progress === 100);
+    const syncs = events.of(c.id, 'HISTORY_SYNC');
+    expect(syncs).toEqual([last]);
+    // CONNECTED first, then the phone's history, as WhatsApp delivers it.
+    const order = events.of(c.id).map((e) => (e.event === 'CONNECTION' ? e.data.status : e.event));
+    expect(order.slice(-2)).toEqual(['CONNECTED', 'HISTORY_SYNC']);
+    expect(last.data).toMatchObject({ syncType: 'INITIAL_BOOTSTRAP', progress: 100, isLatest: true, part: 1, parts: 1 });
+    const bJid = `${b.number}@s.whatsapp.net`;
+    const contactJid = `${contact}@s.whatsapp.net`;
+    expect(last.data.chats).toEqual(
+      expect.arrayContaining([
+        { id: bJid, name: b.name, unreadCount: 0, conversationTimestamp: expect.any(Number), archived: false },
+        { id: contactJid, name: contact, unreadCount: 1, conversationTimestamp: expect.any(Number), archived: false },
+      ]),
+    );
+    expect(last.data.chats).toHaveLength(2);
+    expect(last.data.contacts).toEqual(
+      expect.arrayContaining([
+        { id: bJid, name: b.name },
+        { id: contactJid, name: contact },
+      ]),
+    );
+    const ofChat = (jid: string) => ({ ...last, data: { messages: last.data.messages.filter((m: any) => m.key.remoteJid === jid) } });
+    expect(texts(ofChat(bJid))).toEqual(['one', 'two', 'three']);
+    expect(ofChat(bJid).data.messages.map((m: any) => m.key.fromMe)).toEqual([true, false, true]);
+    expect(texts(ofChat(contactJid))).toEqual(['four']);
+
+    // The chats are the new instance's now, and its message store keeps the synced messages.
+    const found = await gw.api('GET', `/api/v1/message/find?chatId=${b.number}`, { key: c.token });
+    expect(found.status).toBe(200);
+    // Sent within one second: compared as a set.
+    expect(found.body.items.map((m: any) => m.message.conversation).sort()).toEqual(['one', 'three', 'two']);
+    const list = await gw.api('GET', '/api/v1/chat/list', { key: c.token });
+    expect(list.status).toBe(200);
+    expect(list.body.items.map((chat: any) => chat.chatId).sort()).toEqual([bJid, contactJid].sort());
+    expect(list.body.items.find((chat: any) => chat.chatId === bJid).lastMessage.message).toEqual({ conversation: 'three' });
+
+    // Back to the first instance, by pairing code: the same history again, with what came since.
+    await send(b, c, 'five');
+    await gw.api('POST', '/api/v1/instance/logout', { key: c.token });
+    const pair = await gw.api('POST', '/api/v1/instance/pair', { key: a.token, body: { number: a.number } });
+    expect(pair.status).toBe(200);
+    const paired = await gw.api('POST', '/api/v1/sandbox/pair', {
+      key: gw.adminKey,
+      body: { number: a.number, code: pair.body.pairingCode },
+    });
+    expect(paired.status).toBe(200);
+    const again = await events.next(a.id, 'HISTORY_SYNC', (e) => e.data.progress === 100);
+    expect(again.data.syncType).toBe('INITIAL_BOOTSTRAP');
+    expect(texts({ data: { messages: again.data.messages.filter((m: any) => m.key.remoteJid === bJid) } })).toEqual([
+      'one',
+      'two',
+      'three',
+      'five',
+    ]);
+  });
+});
+
+describe('sandbox initial history parts', () => {
+  const chat = (id: string, count: number): HistoryChat => ({
+    id: `${id}@s.whatsapp.net`,
+    name: id,
+    unreadCount: 0,
+    conversationTimestamp: 1_700_000_000,
+    archived: false,
+    messages: Array.from({ length: count }, (_, i) => ({
+      key: { remoteJid: `${id}@s.whatsapp.net`, fromMe: false, id: `${id}-${i}` },
+      message: { conversation: String(i) },
+      messageTimestamp: 1_700_000_000 + i,
+      labels: [],
+    })),
+  });
+  const limits = { chats: 4, messagesPerChat: 3, messagesPerEvent: 5, chatsPerEvent: 2 };
+
+  it('keeps the latest messages of each chat, whole chats per part, progress up to 100', () => {
+    const parts = initialHistoryParts([chat('1', 10), chat('2', 2), chat('3', 1), chat('4', 0), chat('5', 4)], limits);
+    expect(parts.map((p) => p.chats!.map((c) => c.id.split('@')[0]))).toEqual([
+      ['1', '2'],
+      ['3', '4'],
+    ]);
+    expect(parts.map((p) => [p.part, p.parts, p.progress, p.syncType])).toEqual([
+      [1, 2, 50, 'INITIAL_BOOTSTRAP'],
+      [2, 2, 100, 'INITIAL_BOOTSTRAP'],
+    ]);
+    // Chat 1: its last three messages only; chat 5 is beyond the chat bound.
+    expect(parts[0]!.messages.map((m) => m.key.id)).toEqual(['1-7', '1-8', '1-9', '2-0', '2-1']);
+    expect(parts[1]!.messages.map((m) => m.key.id)).toEqual(['3-0']);
+    expect(parts[0]!.chats![0]).toEqual({
+      id: '1@s.whatsapp.net',
+      name: '1',
+      unreadCount: 0,
+      conversationTimestamp: 1_700_000_000,
+      archived: false,
+    });
+  });
+
+  it('starts a new part when the messages would not fit, and sends nothing without chats', () => {
+    const parts = initialHistoryParts([chat('1', 3), chat('2', 3), chat('3', 3)], { ...limits, chatsPerEvent: 10 });
+    expect(parts.map((p) => p.messages.length)).toEqual([3, 3, 3]);
+    expect(parts.map((p) => p.progress)).toEqual([33, 67, 100]);
+    expect(initialHistoryParts([], limits)).toEqual([]);
   });
 });
 

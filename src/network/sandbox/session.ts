@@ -17,6 +17,7 @@ import {
   type Session,
   type SessionHost,
   type CanonicalEvent,
+  type EventData,
 } from '../port.js';
 import { newMessageId, type SandboxNetwork } from './network.js';
 import { buildOutgoing } from './outgoing.js';
@@ -67,6 +68,11 @@ export class SandboxSession implements Session {
   /** Who a message to a group reaches (with the network's refusals); attached with the capabilities. */
   groupRecipients?: (groupId: string) => string[];
   messages?: MessageOperations;
+  /**
+   * What the phone sends a newly linked device: the account's chats and recent messages as
+   * HISTORY_SYNC parts (none for an account without chats); attached with the capabilities.
+   */
+  initialHistory?: () => Promise<EventData<'HISTORY_SYNC'>[]>;
 
   constructor(
     private readonly host: SessionHost,
@@ -138,6 +144,11 @@ export class SandboxSession implements Session {
     this.number = number;
     this.status = 'CONNECTED';
     await this.setStatus('CONNECTED', 'paired');
+    // As a real phone does once the link is open: the chats it has, in parts, up to progress 100.
+    for (const data of (await this.initialHistory?.()) ?? []) {
+      if (!this.isConnected()) return;
+      await this.host.emit({ type: 'HISTORY_SYNC', data });
+    }
   }
 
   async reconnect(): Promise<void> {

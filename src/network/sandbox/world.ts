@@ -169,14 +169,20 @@ export interface StoredChatMessage {
   messageTimestamp: number;
 }
 
-/** The gateway's message store, newest first (only what the world needs of it). */
+/** The gateway's message store (only what the world needs of it). */
 export interface StoredHistory {
+  /** The instance's messages, newest first. */
   search(
     instanceId: string,
     filter: Record<string, never>,
     page: { offset: number; limit: number },
   ): Promise<{ items: StoredChatMessage[] }>;
+  /** Adds a message to the instance's store unless it holds one with that id already (which stays as it is). */
+  add(instanceId: string, message: StoredChatMessage): Promise<void>;
 }
+
+/** Messages added to the store at a time when a history sync is kept. */
+const KEEP_BATCH = 500;
 
 /** The newest messages of an account read back from the store after a restart. */
 const HYDRATE_MESSAGES = 5000;
@@ -524,6 +530,22 @@ export class SandboxWorld {
       this.hydrations.set(owner, hydration);
     }
     return hydration;
+  }
+
+  /**
+   * Keeps the messages a history sync brings in the message store of the instance now linked to
+   * `owner` (as the WhatsApp driver keeps a real sync): found by /message/find and read back after a
+   * restart. Messages the store already holds (the same instance linked again) are left as they are.
+   */
+  async keepSynced(owner: string, messages: ChatMessage[]): Promise<void> {
+    const instanceId = this.network.sessionOf(owner)?.instanceId;
+    const history = this.history;
+    if (!history || !instanceId) return;
+    // A message deleted for everyone has no content left to keep.
+    const kept = messages.filter((m) => Object.keys(m.message).length > 0);
+    for (let i = 0; i < kept.length; i += KEEP_BATCH) {
+      await Promise.all(kept.slice(i, i + KEEP_BATCH).map(({ labels: _labels, ...message }) => history.add(instanceId, message)));
+    }
   }
 
   private async readBack(owner: string, instanceId: string, history: StoredHistory): Promise<void> {

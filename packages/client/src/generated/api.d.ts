@@ -5302,7 +5302,7 @@ export interface ApiMethods {
   /**
    * Confirm a pairing code as a phone
    *
-   * The virtual phone `number` enters the 8-digit code returned by POST /instance/pair; the instance becomes CONNECTED. 404 for an unknown or expired code, 409 when the code was requested for another number.
+   * The virtual phone `number` enters the 8-digit code returned by POST /instance/pair; the instance becomes CONNECTED, then gets the chats of the account as HISTORY_SYNC `INITIAL_BOOTSTRAP` events (as with a scan). 404 for an unknown or expired code, 409 when the code was requested for another number.
    *
    * `POST /sandbox/pair`
    */
@@ -5338,7 +5338,7 @@ export interface ApiMethods {
   /**
    * Scan an instance QR code as a phone
    *
-   * The virtual phone `number` scans the current QR of sandbox instance `instanceId`; the instance becomes CONNECTED with that number (CONNECTION event). 409 when the instance shows no QR or the number is linked to another sandbox instance.
+   * The virtual phone `number` scans the current QR of sandbox instance `instanceId`; the instance becomes CONNECTED with that number (CONNECTION event), then, when the account already has chats (linked before, to this or another instance), gets them with their latest messages as HISTORY_SYNC `INITIAL_BOOTSTRAP` events, as a real phone sends them. 409 when the instance shows no QR or the number is linked to another sandbox instance.
    *
    * `POST /sandbox/scan`
    */
