@@ -7,7 +7,14 @@ export {
   type EventStreamOptions,
   type ReconnectInfo,
 } from './stream.js';
-export { parseWebhook, signWebhookBody, verifyWebhookSignature, SIGNATURE_HEADER, WebhookSignatureError } from './webhook.js';
+export {
+  parseWebhook,
+  parseWebhookEvents,
+  signWebhookBody,
+  verifyWebhookSignature,
+  SIGNATURE_HEADER,
+  WebhookSignatureError,
+} from './webhook.js';
 export type * from './generated/api.js';
 
 export { OPERATIONS, EVENT_TYPES } from './generated/operations.js';

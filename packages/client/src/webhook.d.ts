@@ -12,9 +12,23 @@ export declare function signWebhookBody(body: string | Uint8Array, secret: strin
 /** True when `signature` is the gateway's signature of `body` with `secret` (compared in constant time). */
 export declare function verifyWebhookSignature(body: string | Uint8Array, signature: string | null | undefined, secret: string): boolean;
 
-/** The event of a webhook request once its signature is checked; throws WebhookSignatureError otherwise. Pass the raw body. */
+/**
+ * The event of a webhook request once its signature is checked; throws WebhookSignatureError otherwise,
+ * and a TypeError for a batched body (use parseWebhookEvents). Pass the raw body.
+ */
 export declare function parseWebhook(
   body: string | Uint8Array,
   headers: Headers | IncomingHttpHeaders | Record<string, string | string[] | undefined>,
   secret: string,
 ): WaygateEvent;
+
+/**
+ * The events of a webhook request once its signature is checked: every envelope of a batched body
+ * (`webhookBatch` on the instance), in the order sent (ascending `seq`), or the one event of a plain
+ * body. Throws WebhookSignatureError when the signature is missing or wrong. Pass the raw body.
+ */
+export declare function parseWebhookEvents(
+  body: string | Uint8Array,
+  headers: Headers | IncomingHttpHeaders | Record<string, string | string[] | undefined>,
+  secret: string,
+): WaygateEvent[];

@@ -14,6 +14,7 @@ import {
   WaygateClient,
   WaygateError,
   parseWebhook,
+  parseWebhookEvents,
   signWebhookBody,
   verifyWebhookSignature,
   WebhookSignatureError,
@@ -197,6 +198,8 @@ describe('the client against a real gateway', () => {
     expect(verifyWebhookSignature(Buffer.from(delivery.body), signature, created.webhookSecret)).toBe(true);
     const event = parseWebhook(delivery.body, delivery.headers, created.webhookSecret);
     expect(event.event).toBe('QRCODE');
+    // A plain body read as a batch is one event.
+    expect(parseWebhookEvents(delivery.body, delivery.headers, created.webhookSecret)).toEqual([event]);
     if (event.event === 'QRCODE') expect(event.data.qrcode).toMatch(/^data:image\/png;base64,/);
 
     expect(verifyWebhookSignature(delivery.body.replace('QRCODE', 'MESSAGE'), signature, created.webhookSecret)).toBe(false);
@@ -205,6 +208,35 @@ describe('the client against a real gateway', () => {
     expect(() => parseWebhook(delivery.body, new Headers(), created.webhookSecret)).toThrow(WebhookSignatureError);
     expect(() => parseWebhook(`${delivery.body} `, new Headers({ 'x-webhook-signature': signature }), created.webhookSecret)).toThrow(
       /does not match/,
+    );
+  });
+
+  it('parses a batched webhook delivery into its events, in seq order', async () => {
+    const created = await admin.request('POST /instance/create', {
+      instanceName: uniqueName('batch'),
+      network: 'sandbox',
+      webhookUrl: receiver.url,
+      webhookEvents: ['SEND_MESSAGE'],
+    });
+    const client = new WaygateClient({ baseUrl: gw.url, apiKey: created.token });
+    await client.request('POST /instance/webhook', { webhookBatch: { maxEvents: 10, maxWaitMs: 200 } });
+    await client.request('POST /instance/connect');
+    const scan = await gw.api('POST', '/api/v1/sandbox/scan', {
+      key: gw.adminKey,
+      body: { instanceId: created.instanceId, number: uniqueNumber() },
+    });
+    expect(scan.status).toBe(200);
+    const sent = await Promise.all([1, 2, 3].map((i) => client.request('POST /send/text', { number: uniqueNumber(), text: `batch ${i}` })));
+    const ids = sent.map((reply) => reply.key.id);
+    const deliveries = await waitFor(() => {
+      const batches = receiver.requests.filter((r) => Array.isArray(r.json) && r.json[0]?.instanceId === created.instanceId);
+      const events = batches.flatMap((r) => parseWebhookEvents(r.body, r.headers, created.webhookSecret));
+      return ids.every((id) => events.some((e) => e.event === 'SEND_MESSAGE' && e.data.key.id === id)) ? { batches, events } : undefined;
+    });
+    const seqs = deliveries.events.map((e) => e.seq);
+    expect(seqs).toEqual([...seqs].sort((x, y) => Number(x) - Number(y)));
+    expect(() => parseWebhook(deliveries.batches[0]!.body, deliveries.batches[0]!.headers, created.webhookSecret)).toThrow(
+      /parseWebhookEvents/,
     );
   });
 
