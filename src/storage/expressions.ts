@@ -24,14 +24,22 @@ const TEXT_PATHS = [
   ['documentMessage', 'caption'],
 ];
 
-/** The text or caption of `messages.content` (JSON text), in the dialect's JSON functions: the column `body_text`. */
+/**
+ * The text or caption of `messages.content` (JSON text), in the dialect's JSON functions: the column
+ * `body_text`. PostgreSQL's jsonb refuses the escape of a NUL character (`\u0000`), which
+ * JSON.stringify writes for one: such a message gets no text there (it is stored, and not found by
+ * text) rather than failing its write; before 0020 it made every text search of its instance fail.
+ */
 export function messageText(dialect: Dialect): RawBuilder<string | null> {
   const parts = TEXT_PATHS.map((path) =>
     dialect === 'postgres'
       ? sql.raw(`(content::jsonb #>> '{${path.join(',')}}')`)
       : sql.raw(`json_extract(content, '$.${path.join('.')}')`),
   );
-  return sql<string | null>`coalesce(${sql.join(parts)})`;
+  const text = sql<string | null>`coalesce(${sql.join(parts)})`;
+  return dialect === 'postgres'
+    ? sql<string | null>`case when strpos(content, ${sql.raw(String.raw`E'\\u0000'`)}) > 0 then null else ${text} end`
+    : text;
 }
 
 /**

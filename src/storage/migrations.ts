@@ -614,7 +614,16 @@ class StaticProvider implements MigrationProvider {
  * in the same database would find the first one's lock table and never create its own.
  */
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, schema?: string): Promise<void> {
-  const migrator = new Migrator({ db, provider: new StaticProvider(dialect), ...(schema ? { migrationTableSchema: schema } : {}) });
-  const { error } = await migrator.migrateToLatest();
+  const { error } = await migrator(db, dialect, schema).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
+}
+
+/** Applies the migrations up to and including `last`: a database as an older release left it (tests of a migration over existing rows). */
+export async function migrateUpTo(db: Kysely<any>, dialect: Dialect, last: string, schema?: string): Promise<void> {
+  const { error } = await migrator(db, dialect, schema).migrateTo(last);
+  if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
+}
+
+function migrator(db: Kysely<any>, dialect: Dialect, schema: string | undefined): Migrator {
+  return new Migrator({ db, provider: new StaticProvider(dialect), ...(schema ? { migrationTableSchema: schema } : {}) });
 }
