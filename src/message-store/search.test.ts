@@ -189,8 +189,9 @@ describe.each(['sqlite', 'postgres'] as const)('message search after migration 0
       await tracedStore.latestOfChats(instanceId, [{ remoteJid: CHAT }, { remoteJid: OTHER_CHAT, since: 5 }]);
       const chatStatements = statements.length;
       await state.listChats(instanceId, {}, { offset: 0, limit: 10 });
+      await state.listChats(instanceId, { query: 'bom' }, { offset: 0, limit: 10 });
       recording = false;
-      expect(statements).toHaveLength(chatStatements + 2);
+      expect(statements).toHaveLength(chatStatements + 4);
       const plans: string[] = [];
       for (const statement of statements) {
         const explain = CompiledQuery.raw(`${dialect === 'sqlite' ? 'explain query plan' : 'explain'} ${statement.sql}`, [
@@ -221,6 +222,8 @@ describe.each(['sqlite', 'postgres'] as const)('message search after migration 0
       const page = plans[chatStatements + 1]!;
       expect(page).toContain('whatsapp_chats_list_order');
       expect(page).not.toMatch(sorted);
+      // A chat search looks into each chat's messages along the chat index.
+      expect(plans[chatStatements + 2]).toContain('messages_chat_newest');
     } finally {
       await traced.destroy();
     }

@@ -11,7 +11,7 @@ import { isWABusinessPlatform, type BaileysEventMap, type ChatUpdate, type WACal
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Clock } from '../../clock.js';
 import { messageTypeOf, type ChatFilter, type ChatMessages, type PageRequest } from '../port.js';
-import { CHAT_LIST_ORDER } from '../../storage/expressions.js';
+import { CHAT_LIST_ORDER, NOT_POLL_VOTE } from '../../storage/expressions.js';
 import type { Database, WhatsAppCallsTable, WhatsAppChatsTable, WhatsAppContactsTable, WhatsAppLabelsTable } from '../../storage/schema.js';
 import type { LidDirectory } from './addresses.js';
 import { isUserMessage, messageData, toSeconds } from './translate-in.js';
@@ -210,6 +210,8 @@ export class WhatsAppStateStore {
               .select('m.message_id')
               .whereRef('m.instance_id', '=', 'c.instance_id')
               .whereRef('m.remote_jid', '=', 'c.jid')
+              // Poll votes are not messages of the chat; the condition lets this read messages_chat_newest.
+              .where(sql<boolean>`m.${sql.raw(NOT_POLL_VOTE)}`)
               .where(sql<boolean>`(c.cleared_before is null or m.message_timestamp > c.cleared_before)`)
               .where(like('m.content')),
           ),
