@@ -556,12 +556,12 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       },
     },
     '0020_perf_message_search': {
-      // Storage at scale, second step (bench/storage-scale.ts; figures in bench/README.md). Poll votes are kept
-      // in `messages` but never listed: the read indexes leave them out (partial indexes; the
-      // queries spell the same condition with the literal), so counting an instance's or a chat's
-      // messages reads the index alone. `body_text` is the readable text /message/find searches
-      // (expressions.ts), kept by the database itself: read from the JSON once per write, not once per
-      // row and request.
+      // Storage at scale, second step (bench/storage-scale.ts; figures in bench/README.md). Poll
+      // votes are kept in `messages` but never listed: the read indexes leave them out (partial
+      // indexes; the queries spell the same condition with the literal), so counting an instance's
+      // or a chat's messages reads the index alone. `body_text` is the readable text /message/find
+      // searches (expressions.ts), kept by the database itself: read from the JSON once per write,
+      // not once per row and request.
       async up(db: Kysely<any>) {
         const notVote = sql.raw(NOT_POLL_VOTE);
         if (dialect === 'postgres') {
@@ -570,6 +570,9 @@ function migrations(dialect: Dialect): Record<string, Migration> {
           // more than the instance's own rows do (bench/README.md, issue 18); the filter reads those rows.
           await sql`alter table messages add column body_text text generated always as (${messageText('postgres')}) stored`.execute(db);
           await sql`create index messages_instance_newest on messages (instance_id, message_timestamp, created_at, message_id) where ${notVote}`.execute(
+            db,
+          );
+          await sql`create index messages_chat_newest on messages (instance_id, remote_jid, message_timestamp, created_at, message_id) where ${notVote}`.execute(
             db,
           );
         } else {
@@ -581,11 +584,6 @@ function migrations(dialect: Dialect): Record<string, Migration> {
             db,
           );
           await sql`create index messages_chat_newest on messages (instance_id, remote_jid, message_timestamp, created_at, message_id, body_text) where ${notVote}`.execute(
-            db,
-          );
-        }
-        if (dialect === 'postgres') {
-          await sql`create index messages_chat_newest on messages (instance_id, remote_jid, message_timestamp, created_at, message_id) where ${notVote}`.execute(
             db,
           );
         }
