@@ -8,14 +8,38 @@ import type { ChatMessages, MessageFilter, MessageKey, StoredMessage } from '../
 // The stored shapes are declared by the port, which hands this store to the drivers.
 export { messageTypeOf } from '../network/port.js';
 export type { MessageFilter, StoredMedia, StoredMessage } from '../network/port.js';
+import { NOT_POLL_VOTE, POLL_VOTE_TYPE } from '../storage/expressions.js';
 import type { Database } from '../storage/schema.js';
+
+export { POLL_VOTE_TYPE };
 
 type MessageRow = Database['messages'];
 
 /** `message_type` of a message deleted for everyone (its content and media are gone). */
 export const REVOKED_TYPE = 'revoked';
-/** `message_type` of a decrypted poll vote: kept for GET /message/poll-results, never shown as a message. */
-export const POLL_VOTE_TYPE = 'pollVote';
+
+/** The columns a message is read back from (not `body_text`, the search column the database keeps). */
+const COLUMNS = [
+  'instance_id',
+  'message_id',
+  'remote_jid',
+  'from_me',
+  'participant',
+  'push_name',
+  'message_type',
+  'content',
+  'message_timestamp',
+  'media_key',
+  'media_mimetype',
+  'media_size',
+  'media_file_name',
+  'media_sha256',
+  'created_at',
+] as const satisfies readonly (keyof MessageRow)[];
+/** The same list for hand-written statements, qualified with `alias`. */
+const columnsOf = (alias: string) => sql.raw(COLUMNS.map((column) => `${alias}.${column}`).join(', '));
+/** Listings leave poll votes out with the condition the read indexes are partial on. */
+const notPollVote = sql<boolean>`${sql.raw(NOT_POLL_VOTE)}`;
 
 export interface StoredPollVote {
   voter: string;
@@ -27,15 +51,6 @@ export interface StoredPollVote {
 function containing(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
-
-/** Where a message's readable text sits: text, extended text, or a media caption. */
-const TEXT_PATHS = [
-  ['conversation'],
-  ['extendedTextMessage', 'text'],
-  ['imageMessage', 'caption'],
-  ['videoMessage', 'caption'],
-  ['documentMessage', 'caption'],
-];
 
 interface PendingWrite {
   row: MessageRow;
@@ -215,7 +230,7 @@ export class MessageStore implements ChatMessages {
     await this.inFlight.get(`${instanceId} ${messageId}`)?.catch(() => undefined);
     const row = await this.db
       .selectFrom('messages')
-      .selectAll()
+      .select(COLUMNS)
       .where('instance_id', '=', instanceId)
       .where('message_id', '=', messageId)
       .where('message_type', '!=', POLL_VOTE_TYPE)
@@ -230,18 +245,21 @@ export class MessageStore implements ChatMessages {
     page: { offset: number; limit: number },
   ): Promise<{ items: StoredMessage[]; total: number }> {
     await this.settled();
-    let query = this.db.selectFrom('messages').where('instance_id', '=', instanceId).where('message_type', '!=', POLL_VOTE_TYPE);
+    let query = this.db.selectFrom('messages').where('instance_id', '=', instanceId).where(notPollVote);
     if (filter.remoteJid !== undefined) query = query.where('remote_jid', '=', filter.remoteJid);
     if (filter.messageId !== undefined) query = query.where('message_id', '=', filter.messageId);
     if (filter.fromMe !== undefined) query = query.where('from_me', '=', filter.fromMe ? 1 : 0);
     if (filter.since !== undefined) query = query.where('message_timestamp', '>=', filter.since);
     if (filter.until !== undefined) query = query.where('message_timestamp', '<=', filter.until);
     if (filter.text !== undefined) {
-      query = query.where(sql<boolean>`lower(${this.textExpression()}) like lower(${containing(filter.text)}) escape '\\'`);
+      // body_text is the message's text or caption (storage/expressions.ts): the same test as reading
+      // it from the JSON, without parsing the JSON of every row. Case-insensitive as the database's
+      // lower() is (ASCII on SQLite, the collation's on PostgreSQL).
+      query = query.where(sql<boolean>`lower(body_text) like lower(${containing(filter.text)}) escape '\\'`);
     }
     const counted = await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirst();
     const rows = await query
-      .selectAll()
+      .select(COLUMNS)
       .orderBy('message_timestamp', 'desc')
       .orderBy('created_at', 'desc')
       .orderBy('message_id', 'desc')
@@ -256,24 +274,24 @@ export class MessageStore implements ChatMessages {
     if (chats.length === 0) return out;
     await this.settled();
     // One statement of fixed text (planned once, whatever the page size): per chat, the first row of
-    // a backward walk of messages_instance_chat_order. The chats travel as one array parameter.
+    // a backward walk of messages_chat_newest. The chats travel as one array parameter.
     const jids = chats.map((chat) => chat.remoteJid);
     const sinces = chats.map((chat) => chat.since ?? -1);
     const rows = this.postgres()
       ? await sql<MessageRow>`
-          select m.* from unnest(${jids}::text[], ${sinces}::bigint[]) as c(jid, since)
+          select ${columnsOf('m')} from unnest(${jids}::text[], ${sinces}::bigint[]) as c(jid, since)
           cross join lateral (
-            select * from messages x
-            where x.instance_id = ${instanceId} and x.remote_jid = c.jid and x.message_type <> ${POLL_VOTE_TYPE}
+            select ${columnsOf('x')} from messages x
+            where x.instance_id = ${instanceId} and x.remote_jid = c.jid and x.${sql.raw(NOT_POLL_VOTE)}
               and x.message_timestamp >= c.since
             order by x.message_timestamp desc, x.created_at desc, x.message_id desc
             limit 1
           ) m`.execute(this.db)
       : await sql<MessageRow>`
-          select * from messages where rowid in (
+          select ${columnsOf('messages')} from messages where rowid in (
             select (
               select x.rowid from messages x
-              where x.instance_id = ${instanceId} and x.remote_jid = c.value ->> '$[0]' and x.message_type <> ${POLL_VOTE_TYPE}
+              where x.instance_id = ${instanceId} and x.remote_jid = c.value ->> '$[0]' and x.${sql.raw(NOT_POLL_VOTE)}
                 and x.message_timestamp >= c.value ->> '$[1]'
               order by x.message_timestamp desc, x.created_at desc, x.message_id desc
               limit 1
@@ -285,15 +303,6 @@ export class MessageStore implements ChatMessages {
 
   private postgres(): boolean {
     return this.db.getExecutor().adapter instanceof PostgresAdapter;
-  }
-
-  /** The text or caption of the stored content, in the database's JSON dialect. */
-  private textExpression() {
-    const postgres = this.postgres();
-    const parts = TEXT_PATHS.map((path) =>
-      postgres ? sql.raw(`(content::jsonb #>> '{${path.join(',')}}')`) : sql.raw(`json_extract(content, '$.${path.join('.')}')`),
-    );
-    return sql`coalesce(${sql.join(parts)})`;
   }
 
   /**

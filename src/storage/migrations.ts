@@ -1,6 +1,7 @@
 /** One migration set, applied at start on SQLite and PostgreSQL alike. */
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Dialect } from './db.js';
+import { CHAT_LIST_ORDER, messageText, NOT_POLL_VOTE } from './expressions.js';
 
 function migrations(dialect: Dialect): Record<string, Migration> {
   // The only dialect difference: how an auto-incrementing key and a big integer are spelled.
@@ -554,6 +555,47 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await db.schema.alterTable('instances').addColumn('webhook_batch', 'text').execute();
       },
     },
+    '0020_perf_message_search': {
+      // Storage at scale, second step (bench/storage-scale.ts; figures in bench/README.md). Poll
+      // votes are kept in `messages` but never listed: the read indexes leave them out (partial
+      // indexes; the queries spell the same condition with the literal), so counting an instance's
+      // or a chat's messages reads the index alone. `body_text` is the readable text /message/find
+      // searches (expressions.ts), kept by the database itself: read from the JSON once per write,
+      // not once per row and request.
+      async up(db: Kysely<any>) {
+        const notVote = sql.raw(NOT_POLL_VOTE);
+        if (dialect === 'postgres') {
+          // A stored column (the table is rewritten once). No index carries it: a btree entry is
+          // limited to a third of a page, and a trigram index over every instance's messages reads
+          // more than the instance's own rows do (bench/README.md, issue 18); the filter reads those rows.
+          await sql`alter table messages add column body_text text generated always as (${messageText('postgres')}) stored`.execute(db);
+          await sql`create index messages_instance_newest on messages (instance_id, message_timestamp, created_at, message_id) where ${notVote}`.execute(
+            db,
+          );
+          await sql`create index messages_chat_newest on messages (instance_id, remote_jid, message_timestamp, created_at, message_id) where ${notVote}`.execute(
+            db,
+          );
+        } else {
+          // Computed on read (SQLite adds only virtual columns to a table) and stored in the indexes,
+          // so the text filter reads no row. Both carry it: SQLite may walk either for a whole
+          // instance (their costs tie), and a chat's search uses the second.
+          await sql`alter table messages add column body_text text generated always as (${messageText('sqlite')}) virtual`.execute(db);
+          await sql`create index messages_instance_newest on messages (instance_id, message_timestamp, created_at, message_id, body_text) where ${notVote}`.execute(
+            db,
+          );
+          await sql`create index messages_chat_newest on messages (instance_id, remote_jid, message_timestamp, created_at, message_id, body_text) where ${notVote}`.execute(
+            db,
+          );
+        }
+        await db.schema.dropIndex('messages_instance_order').execute();
+        await db.schema.dropIndex('messages_instance_chat_order').execute();
+        // GET /chat/list's order (pinned first, latest pin first, then by last activity): a page is
+        // read along the index instead of sorting every chat of the account.
+        await sql`create index whatsapp_chats_list_order on whatsapp_chats (instance_id, deleted, (${sql.raw(CHAT_LIST_ORDER[0])}), pinned_at desc, (${sql.raw(CHAT_LIST_ORDER[1])}) desc, jid)`.execute(
+          db,
+        );
+      },
+    },
   };
 }
 
@@ -570,7 +612,16 @@ class StaticProvider implements MigrationProvider {
  * in the same database would find the first one's lock table and never create its own.
  */
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, schema?: string): Promise<void> {
-  const migrator = new Migrator({ db, provider: new StaticProvider(dialect), ...(schema ? { migrationTableSchema: schema } : {}) });
-  const { error } = await migrator.migrateToLatest();
+  const { error } = await migrator(db, dialect, schema).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
+}
+
+/** Applies the migrations up to and including `last`: a database as an older release left it (tests of a migration over existing rows). */
+export async function migrateUpTo(db: Kysely<any>, dialect: Dialect, last: string, schema?: string): Promise<void> {
+  const { error } = await migrator(db, dialect, schema).migrateTo(last);
+  if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
+}
+
+function migrator(db: Kysely<any>, dialect: Dialect, schema: string | undefined): Migrator {
+  return new Migrator({ db, provider: new StaticProvider(dialect), ...(schema ? { migrationTableSchema: schema } : {}) });
 }

@@ -194,6 +194,8 @@ export interface MessagesTable {
   media_file_name: string | null;
   media_sha256: string | null;
   created_at: number;
+  // body_text (0020): the content's text or caption, computed by the database (storage/expressions.ts);
+  // never written, read only by the text search, so not declared here.
 }
 
 /** A /send/batch/text job: its items are sent one by one, paced, and survive a restart. */

@@ -11,6 +11,7 @@ import { isWABusinessPlatform, type BaileysEventMap, type ChatUpdate, type WACal
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Clock } from '../../clock.js';
 import { messageTypeOf, type ChatFilter, type ChatMessages, type PageRequest } from '../port.js';
+import { CHAT_LIST_ORDER, NOT_POLL_VOTE } from '../../storage/expressions.js';
 import type { Database, WhatsAppCallsTable, WhatsAppChatsTable, WhatsAppContactsTable, WhatsAppLabelsTable } from '../../storage/schema.js';
 import type { LidDirectory } from './addresses.js';
 import { isUserMessage, messageData, toSeconds } from './translate-in.js';
@@ -209,6 +210,8 @@ export class WhatsAppStateStore {
               .select('m.message_id')
               .whereRef('m.instance_id', '=', 'c.instance_id')
               .whereRef('m.remote_jid', '=', 'c.jid')
+              // Poll votes are not messages of the chat; the condition lets this read messages_chat_newest.
+              .where(sql<boolean>`m.${sql.raw(NOT_POLL_VOTE)}`)
               .where(sql<boolean>`(c.cleared_before is null or m.message_timestamp > c.cleared_before)`)
               .where(like('m.content')),
           ),
@@ -219,9 +222,10 @@ export class WhatsAppStateStore {
     const rows = await query
       .selectAll('c')
       .select(sql<string | null>`coalesce(p.name, p.notify, p.verified_name)`.as('contact_name'))
-      .orderBy(sql`case when c.pinned_at is null then 1 else 0 end`)
+      // Spelled as whatsapp_chats_list_order (storage/expressions.ts): a page is read along it, not sorted.
+      .orderBy(sql.raw(CHAT_LIST_ORDER[0]))
       .orderBy('c.pinned_at', 'desc')
-      .orderBy(sql`coalesce(c.conversation_timestamp, 0)`, 'desc')
+      .orderBy(sql.raw(CHAT_LIST_ORDER[1]), 'desc')
       .orderBy('c.jid')
       .offset(page.offset)
       .limit(page.limit)
