@@ -95,6 +95,8 @@ export interface WhatsAppSettings {
   /** Messages kept per instance for retries, poll votes and forwards. */
   messageCacheSize: number;
   syncFullHistory: boolean;
+  /** Linked sessions reopened per second when the gateway starts. */
+  resumePerSecond: number;
   /** Level of Baileys' own log lines (they are chatty). */
   logLevel: string;
 }
