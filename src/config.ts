@@ -389,7 +389,7 @@ function whatsappConfig(env: Env): WhatsAppConfig {
     reconnectMaxMs,
     connectTimeoutMs: integer(env, 'WHATSAPP_CONNECT_TIMEOUT_MS', 20_000, 1000, 600_000),
     connectWaitMs: integer(env, 'WHATSAPP_CONNECT_WAIT_MS', 15_000, 0, 600_000),
-    messageCacheSize: integer(env, 'WHATSAPP_MESSAGE_CACHE', 5000, 0, 1_000_000),
+    messageCacheSize: integer(env, 'WHATSAPP_MESSAGE_CACHE', 1000, 0, 1_000_000),
     syncFullHistory: flag(env, 'WHATSAPP_SYNC_FULL_HISTORY', false),
     resumePerSecond: integer(env, 'WHATSAPP_RESUME_PER_SECOND', 25, 1, 10_000),
     logLevel,

@@ -40,7 +40,7 @@ import {
 } from '../port.js';
 import { BoundedMap, isLidJid, LidDirectory, normalise } from './addresses.js';
 import { authStateFor, type InstanceAuthState, type WhatsAppAuthStore } from './auth-store.js';
-import { SerialLock, TtlCache, type Timers } from './caches.js';
+import { isPreKeyEntry, SerialLock, TtlCache, type Timers } from './caches.js';
 import { WhatsAppMessageOps } from './message-ops.js';
 import { toStored, type DriverMessageStore } from './message-store.js';
 import { decideOnClose, type BackoffSettings } from './policy.js';
@@ -203,7 +203,7 @@ export class WhatsAppSession implements Session {
     this.number = host.number;
     this.resuming = host.status === 'CONNECTED' && host.number !== null;
     const { clock } = deps;
-    this.keyCache = new TtlCache(50_000, 5 * 60_000, clock);
+    this.keyCache = new TtlCache(50_000, 5 * 60_000, clock, isPreKeyEntry);
     this.retryCounters = new TtlCache(10_000, 60 * 60_000, clock);
     this.deviceCache = new TtlCache(5_000, 5 * 60_000, clock);
     this.groupCache = new TtlCache(1_000, 5 * 60_000, clock);
@@ -572,13 +572,12 @@ export class WhatsAppSession implements Session {
       recordState(this.deps.state, this.deps.chatMessages, this.host.instanceId, events, this.directory, this.deps.clock.now()),
     );
     const out: CanonicalEvent[] = [];
+    // History-sync messages are not kept in memory: recordState put them in the gateway's message
+    // store, where retries, polls and forwards find them (the memory store's second level). Kept,
+    // 5,000 of them per first link would also hold the whole inflated history blob: their bytes
+    // fields are views into it.
     const history = events['messaging-history.set'];
-    if (history) {
-      await this.tolerate('remember history messages', async () => {
-        for (const message of history.messages) await this.remember(message);
-      });
-      out.push(...historyEvents(history, this.inbound));
-    }
+    if (history) out.push(...historyEvents(history, this.inbound));
     const upsert = events['messages.upsert'];
     if (upsert) {
       await this.tolerate('remember messages', async () => {
