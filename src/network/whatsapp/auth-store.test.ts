@@ -14,7 +14,7 @@ import { systemClock } from '../../clock.js';
 import { dropSchema, type Storage } from '../../storage/db.js';
 import { LidDirectory } from './addresses.js';
 import { authStateFor, WhatsAppAuthStore } from './auth-store.js';
-import { isPreKeyEntry, TtlCache } from './caches.js';
+import { isUncachedKeyEntry, TtlCache } from './caches.js';
 import { storageWithInstance } from './fixtures/harness.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -136,7 +136,7 @@ describe.each(dialects)('auth store on $name', ({ url, schema }) => {
 
   it("a first link's pre-key upload goes to the database, not the session's key cache; the keys still read back", async () => {
     const id = await addInstance();
-    const cache = new TtlCache(50_000, 5 * 60_000, systemClock, isPreKeyEntry);
+    const cache = new TtlCache(50_000, 5 * 60_000, systemClock, isUncachedKeyEntry);
     const auth = await authStateFor(store, id, cache);
     const preKeys: Record<string, { public: Buffer; private: Buffer }> = {};
     for (let i = 1; i <= 812; i++) preKeys[String(i)] = { public: randomBytes(32), private: randomBytes(32) };

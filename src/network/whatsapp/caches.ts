@@ -64,11 +64,13 @@ export class TtlCache implements CacheStore {
 }
 
 /**
- * Signal pre-keys are not worth caching: a first link writes 812 at once and each is read at most
- * once (when a contact opens a session with it), so a cache would only hold them until they
- * expire. Baileys' cacheable key store names entries `<type>.<id>`.
+ * Key-store entries not worth caching. Signal pre-keys: a first link writes 812 at once and each is
+ * read at most once (when a contact opens a session with it). App-state sync versions: read once
+ * per app-state sync (rare), and their hash state (a 32-byte MAC per contact, label, chat setting)
+ * comes out of the sync as views into the large buffers it was decoded from. A cache would only
+ * hold them until they expire. Baileys' cacheable key store names entries `<type>.<id>`.
  */
-export const isPreKeyEntry = (key: string): boolean => key.startsWith('pre-key.');
+export const isUncachedKeyEntry = (key: string): boolean => key.startsWith('pre-key.') || key.startsWith('app-state-sync-version.');
 
 /** setTimeout/clearTimeout behind an interface, so reconnect tests fire timers by hand. */
 export interface Timers {

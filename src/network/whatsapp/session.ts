@@ -40,7 +40,7 @@ import {
 } from '../port.js';
 import { BoundedMap, isLidJid, LidDirectory, normalise } from './addresses.js';
 import { authStateFor, type InstanceAuthState, type WhatsAppAuthStore } from './auth-store.js';
-import { isPreKeyEntry, SerialLock, TtlCache, type Timers } from './caches.js';
+import { isUncachedKeyEntry, SerialLock, TtlCache, type Timers } from './caches.js';
 import { WhatsAppMessageOps } from './message-ops.js';
 import { toStored, type DriverMessageStore } from './message-store.js';
 import { decideOnClose, type BackoffSettings } from './policy.js';
@@ -52,6 +52,7 @@ import {
   contactEvents,
   groupEvents,
   historyEvents,
+  isUserMessage,
   keyView,
   labelEvents,
   mediaContentOf,
@@ -203,7 +204,7 @@ export class WhatsAppSession implements Session {
     this.number = host.number;
     this.resuming = host.status === 'CONNECTED' && host.number !== null;
     const { clock } = deps;
-    this.keyCache = new TtlCache(50_000, 5 * 60_000, clock, isPreKeyEntry);
+    this.keyCache = new TtlCache(50_000, 5 * 60_000, clock, isUncachedKeyEntry);
     this.retryCounters = new TtlCache(10_000, 60 * 60_000, clock);
     this.deviceCache = new TtlCache(5_000, 5 * 60_000, clock);
     this.groupCache = new TtlCache(1_000, 5 * 60_000, clock);
@@ -580,8 +581,11 @@ export class WhatsAppSession implements Session {
     if (history) out.push(...historyEvents(history, this.inbound));
     const upsert = events['messages.upsert'];
     if (upsert) {
+      for (const message of upsert.messages) dropHistoryPayload(message);
+      // Only what users send: a retry, poll or forward never needs protocol plumbing again, and a
+      // history-sync notification carries its whole inline payload (up to megabytes).
       await this.tolerate('remember messages', async () => {
-        for (const message of upsert.messages) await this.remember(message);
+        for (const message of upsert.messages) if (isUserMessage(message)) await this.remember(message);
       });
       out.push(
         ...upsertEvents(
@@ -819,6 +823,17 @@ export class WhatsAppSession implements Session {
   private settleProgress(): void {
     for (const waiter of [...this.progressWaiters]) waiter();
   }
+}
+
+/**
+ * A history-sync notification carries its whole history (deflated, up to megabytes) inline. Baileys
+ * has read it by the time the message reaches the session (it starts inflating before emitting
+ * events), but keeps the message itself for 5 minutes in its recent-message cache (for retries):
+ * the payload goes, the notification stays.
+ */
+export function dropHistoryPayload(message: WAMessage): void {
+  const notification = message.message?.protocolMessage?.historySyncNotification;
+  if (notification?.initialHistBootstrapInlinePayload) notification.initialHistBootstrapInlinePayload = null;
 }
 
 /** The bytes of a media send, for the gateway's media store (it never re-downloads what it sent). */
