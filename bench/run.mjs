@@ -440,8 +440,8 @@ async function storageScale() {
   tsFigures('bench/storage-scale.ts', 'storage_scale');
 }
 
-// 9. Connected WhatsApp sessions (real Baileys client, fake server): RSS and heap per session at
-// 10/100/200, idle CPU (bench/session-cost.ts).
+// 9. Connected WhatsApp sessions (real Baileys client, fake server, realistic accounts): RSS and heap
+// per session at SESSION_SIZES, idle CPU, the paced resume after a restart (bench/session-cost.ts).
 async function sessionCost() {
   tsFigures('bench/session-cost.ts', 'session_cost_whatsapp');
 }

@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { FakeWaServer } from '../src/network/whatsapp/fixtures/fake-wa-server.js';
+import { personJid, REALISTIC, realisticChatTraits } from '../src/network/whatsapp/fixtures/realistic-account.js';
 import type { Database } from '../src/storage/schema.js';
 import { pairedWhatsApp } from './whatsapp-pairing.js';
 import { startGateway, type DialectName, type TestGateway } from '../test/support/gateway.js';
@@ -26,12 +27,16 @@ const MESSAGES = Number(process.env.STORAGE_MESSAGES ?? (QUICK ? 100_000 : 1_000
 const INSTANCES = Number(process.env.STORAGE_INSTANCES ?? (QUICK ? 100 : 1_000));
 const SECONDS = Number(process.env.STORAGE_SECONDS ?? (QUICK ? 2 : 5));
 const DIALECTS = (process.env.STORAGE_DIALECTS ?? 'sqlite,postgres').split(',') as DialectName[];
-/** The measured accounts: 200 chats and 5,000 messages each (the realistic account of the issue). */
-const ACCOUNT_CHATS = 200;
-const ACCOUNT_MESSAGES = 5_000;
+/**
+ * The measured accounts: the realistic account of the issue (200 chats, 5,000 messages, the same
+ * pinned, archived, muted, unread and labelled chats as the fake server's realistic account;
+ * src/network/whatsapp/fixtures/realistic-account.ts). Here every chat is a person's.
+ */
+const ACCOUNT_CHATS = REALISTIC.chats;
+const ACCOUNT_MESSAGES = REALISTIC.messages;
 /** A minute of events at 2,000 events/s, delivered and past the retention: what one prune round must move. */
 const PRUNE_EVENTS = QUICK ? 20_000 : 120_000;
-const T0 = 1_780_000_000;
+const T0 = REALISTIC.t0;
 
 interface Autocannon {
   requestsPerSec: number;
@@ -41,7 +46,7 @@ interface Autocannon {
   total2xx: number;
 }
 
-const chatJid = (chat: number) => `55119${String(chat).padStart(8, '0')}@s.whatsapp.net`;
+const chatJid = personJid;
 
 /** `count` messages of one instance over `chats` person chats, one every 30 s, half sent, half received. */
 async function generateMessages(db: Kysely<Database>, dialect: DialectName, instanceId: string, count: number, chats: number) {
@@ -68,11 +73,11 @@ async function generateWhatsAppAccount(db: Kysely<Database>, instanceId: string)
     instance_id: instanceId,
     jid: chatJid(chat),
     name: null,
-    unread_count: chat % 7,
+    unread_count: realisticChatTraits(chat).unread,
     marked_unread: 0,
-    pinned_at: chat < 3 ? now - chat : null,
-    archived: chat >= 180 ? 1 : 0,
-    muted_until: chat % 10 === 0 ? -1 : null,
+    pinned_at: realisticChatTraits(chat).pinned ? now - chat : null,
+    archived: realisticChatTraits(chat).archived ? 1 : 0,
+    muted_until: realisticChatTraits(chat).muted ? -1 : null,
     // The newest message of chat c is n = c + (perChat - 1) * ACCOUNT_CHATS.
     conversation_timestamp: T0 + (chat + (perChat - 1) * ACCOUNT_CHATS) * 30,
     cleared_before: chat % 50 === 1 ? T0 + ACCOUNT_MESSAGES * 15 : null,
@@ -99,7 +104,9 @@ async function generateWhatsAppAccount(db: Kysely<Database>, instanceId: string)
     .execute();
   await db
     .insertInto('whatsapp_label_links')
-    .values(chats.slice(0, 40).map((c) => ({ instance_id: instanceId, label_id: '1', chat_jid: c.jid, message_id: '' })))
+    .values(
+      chats.slice(0, REALISTIC.labelledChats).map((c) => ({ instance_id: instanceId, label_id: '1', chat_jid: c.jid, message_id: '' })),
+    )
     .execute();
 }
 

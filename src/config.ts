@@ -148,6 +148,8 @@ export interface WhatsAppConfig {
   messageCacheSize: number;
   /** WHATSAPP_SYNC_FULL_HISTORY: ask the phone for the full history at pairing (large), not just recent chats. */
   syncFullHistory: boolean;
+  /** WHATSAPP_RESUME_PER_SECOND: linked sessions reopened per second when the gateway starts (WhatsApp sees no burst of logins). */
+  resumePerSecond: number;
   /** WHATSAPP_LOG_LEVEL: level of the protocol library's own log lines. */
   logLevel: LogLevel;
 }
@@ -441,8 +443,9 @@ function whatsappConfig(env: Env): WhatsAppConfig {
     reconnectMaxMs,
     connectTimeoutMs: integer(env, 'WHATSAPP_CONNECT_TIMEOUT_MS', 20_000, 1000, 600_000),
     connectWaitMs: integer(env, 'WHATSAPP_CONNECT_WAIT_MS', 15_000, 0, 600_000),
-    messageCacheSize: integer(env, 'WHATSAPP_MESSAGE_CACHE', 5000, 0, 1_000_000),
+    messageCacheSize: integer(env, 'WHATSAPP_MESSAGE_CACHE', 1000, 0, 1_000_000),
     syncFullHistory: flag(env, 'WHATSAPP_SYNC_FULL_HISTORY', false),
+    resumePerSecond: integer(env, 'WHATSAPP_RESUME_PER_SECOND', 25, 1, 10_000),
     logLevel,
   };
 }

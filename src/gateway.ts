@@ -251,7 +251,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       }),
     );
   }
-  const sessions = new SessionRegistry(drivers, instances, bus, log);
+  const sessions = new SessionRegistry(drivers, instances, bus, log, sleep);
   sessions.activeWhen(() => lease.role === 'active');
   instances.onDeletion(sessions);
   instances.onDeletion({ instanceDeleted: (id) => hub.disconnect(id, 4404, 'instance deleted') });

@@ -239,6 +239,12 @@ export interface Session {
 export interface NetworkDriver {
   readonly network: NetworkName;
   open(host: SessionHost): Session;
+  /**
+   * Sessions this network reopens per second when the gateway starts (resumeAll); undefined: all
+   * at once. A real network paces logins so thousands of sockets do not hit it (and this process)
+   * in the same second.
+   */
+  readonly resumePerSecond?: number;
   /** Forget everything the network holds for an instance that is being deleted. */
   forget?(instanceId: string): Promise<void>;
   stop(): Promise<void>;

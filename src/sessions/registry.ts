@@ -22,12 +22,16 @@ export class SessionRegistry {
   private readonly drivers: Map<NetworkName, NetworkDriver>;
   /** False while another gateway process is the active one for this database (storage/active-lease.ts). */
   private active: () => boolean = () => true;
+  /** Paced resumes still opening sessions in the background (resumeAll). */
+  private pacedResumes: Promise<number> = Promise.resolve(0);
+  private stopping = false;
 
   constructor(
     drivers: NetworkDriver[],
     private readonly instances: InstanceService,
     private readonly bus: EventBus,
     private readonly log: FastifyBaseLogger,
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   ) {
     this.drivers = new Map(drivers.map((driver) => [driver.network, driver]));
   }
@@ -92,22 +96,68 @@ export class SessionRegistry {
     return this.session(current);
   }
 
-  /** Reopens the sessions that were connected before the gateway stopped. */
+  /**
+   * Reopens the sessions that were connected before the gateway stopped. Networks without a pace
+   * (the sandbox) reopen them all before this resolves; a paced network (WhatsApp:
+   * `resumePerSecond`) opens them in the background, one every 1/rate seconds, so a restart with
+   * thousands of linked instances neither floods the network with logins nor this process with
+   * handshakes (`resumed()` resolves when they are all opened). Resolves with the number of
+   * sessions reopened now plus those scheduled.
+   */
   async resumeAll(): Promise<number> {
     let resumed = 0;
-    for (const network of this.drivers.keys()) {
-      const list = await this.instances.listByStatus(network, ['CONNECTED', 'CONNECTING', 'DISCONNECTED']);
-      for (const instance of list) {
-        if (instance.number === null) continue;
-        try {
-          await this.session(instance).connect();
-          resumed += 1;
-        } catch (error) {
-          this.log.warn({ err: error, instanceId: instance.id }, 'could not resume session');
-        }
+    const paced: { list: Instance[]; perSecond: number }[] = [];
+    for (const [network, driver] of this.drivers) {
+      const list = (await this.instances.listByStatus(network, ['CONNECTED', 'CONNECTING', 'DISCONNECTED'])).filter(
+        (instance) => instance.number !== null,
+      );
+      if (driver.resumePerSecond !== undefined) {
+        paced.push({ list, perSecond: driver.resumePerSecond });
+        resumed += list.length;
+        continue;
       }
+      for (const instance of list) if (await this.resumeOne(instance)) resumed += 1;
+    }
+    if (paced.length > 0) {
+      const previous = this.pacedResumes;
+      this.pacedResumes = previous.then(async (before) => {
+        let opened = before;
+        for (const { list, perSecond } of paced) opened += await this.resumePaced(list, perSecond);
+        return opened;
+      });
     }
     return resumed;
+  }
+
+  /** Resolves with the number of paced sessions opened once every paced resume has run. */
+  resumed(): Promise<number> {
+    return this.pacedResumes;
+  }
+
+  /** Opens `list` at `perSecond` sessions a second (the first at once); stops when the registry stops. */
+  private async resumePaced(list: Instance[], perSecond: number): Promise<number> {
+    const gapMs = 1000 / perSecond;
+    let opened = 0;
+    for (const [index, instance] of list.entries()) {
+      // connect() of a linked session returns once its socket is opening, so the gap is the pace.
+      if (index > 0) await this.sleep(gapMs);
+      if (this.stopping || !this.active()) break;
+      // Deleted or logged out meanwhile: nothing to resume.
+      const current = this.instances.cached(instance.id) ?? (await this.instances.find(instance.id));
+      if (!current || current.number === null || this.entries.has(instance.id)) continue;
+      if (await this.resumeOne(current)) opened += 1;
+    }
+    return opened;
+  }
+
+  private async resumeOne(instance: Instance): Promise<boolean> {
+    try {
+      await this.session(instance).connect();
+      return true;
+    } catch (error) {
+      this.log.warn({ err: error, instanceId: instance.id }, 'could not resume session');
+      return false;
+    }
   }
 
   async instanceDeleted(id: string): Promise<void> {
@@ -137,6 +187,8 @@ export class SessionRegistry {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
+    await this.pacedResumes.catch(() => undefined);
     const all = [...this.entries.values()];
     this.entries.clear();
     await Promise.all(all.map((entry) => entry.session.close().catch(() => undefined)));

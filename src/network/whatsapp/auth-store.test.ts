@@ -14,7 +14,7 @@ import { systemClock } from '../../clock.js';
 import { dropSchema, type Storage } from '../../storage/db.js';
 import { LidDirectory } from './addresses.js';
 import { authStateFor, WhatsAppAuthStore } from './auth-store.js';
-import { TtlCache } from './caches.js';
+import { isUncachedKeyEntry, TtlCache } from './caches.js';
 import { storageWithInstance } from './fixtures/harness.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -132,6 +132,21 @@ describe.each(dialects)('auth store on $name', ({ url, schema }) => {
       expect(await store.countKeys(id)).toBe(0);
     }, 'test');
     expect(await store.countKeys(id)).toBe(2);
+  });
+
+  it("a first link's pre-key upload goes to the database, not the session's key cache; the keys still read back", async () => {
+    const id = await addInstance();
+    const cache = new TtlCache(50_000, 5 * 60_000, systemClock, isUncachedKeyEntry);
+    const auth = await authStateFor(store, id, cache);
+    const preKeys: Record<string, { public: Buffer; private: Buffer }> = {};
+    for (let i = 1; i <= 812; i++) preKeys[String(i)] = { public: randomBytes(32), private: randomBytes(32) };
+    await auth.state.keys.set({ 'pre-key': preKeys, session: { '5511988887777.0': Buffer.from('record') } });
+    // Only the session record is cached.
+    expect(cache.size).toBe(1);
+    const read = await auth.state.keys.get('pre-key', ['5', '812']);
+    expect(Buffer.from(read['812']!.private)).toEqual(preKeys['812']!.private);
+    expect(cache.size).toBe(1);
+    expect(Buffer.from((await auth.state.keys.get('session', ['5511988887777.0']))['5511988887777.0']!)).toEqual(Buffer.from('record'));
   });
 
   it('reload through authStateFor: a new process sees the same creds and keys (behind its own cache)', async () => {

@@ -1,7 +1,7 @@
 /** The driver's TTL cache (Signal keys, devices, groups): every access drops what expired, not only the entry read. */
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../clock.js';
-import { TtlCache } from './caches.js';
+import { isUncachedKeyEntry, TtlCache } from './caches.js';
 
 describe('TtlCache', () => {
   it('drops the expired pre-keys of a first link at the next access, whichever key it names', () => {
@@ -40,5 +40,16 @@ describe('TtlCache', () => {
     expect(cache.get('e')).toBeUndefined();
     cache.flushAll();
     expect(cache.size).toBe(0);
+  });
+
+  it('keeps nothing under a bypassed key (the Signal key cache: pre-keys, app-state sync versions)', () => {
+    const cache = new TtlCache(50_000, 5 * 60_000, new ManualClock(), isUncachedKeyEntry);
+    cache.set('pre-key.7', { id: 7 });
+    cache.set('session.5511988887777.0', 'record');
+    cache.set('app-state-sync-version.regular_low', { version: 3 });
+    expect(cache.get('pre-key.7')).toBeUndefined();
+    expect(cache.get('app-state-sync-version.regular_low')).toBeUndefined();
+    expect(cache.get('session.5511988887777.0')).toBe('record');
+    expect(cache.size).toBe(1);
   });
 });

@@ -10,10 +10,12 @@ import { BoundedMap } from './addresses.js';
 export class TtlCache implements CacheStore {
   private readonly entries: BoundedMap<string, { value: unknown; expiresAt: number }>;
 
+  /** `bypass`: keys never kept (set is a no-op for them, get misses). */
   constructor(
     limit: number,
     private readonly ttlMs: number,
     private readonly clock: Clock,
+    private readonly bypass: (key: string) => boolean = () => false,
   ) {
     this.entries = new BoundedMap(limit);
   }
@@ -31,6 +33,7 @@ export class TtlCache implements CacheStore {
 
   set<T>(key: string, value: T): void {
     this.sweep();
+    if (this.bypass(key)) return;
     this.entries.set(key, { value, expiresAt: this.clock.now() + this.ttlMs });
   }
 
@@ -59,6 +62,15 @@ export class TtlCache implements CacheStore {
     return this.entries.size;
   }
 }
+
+/**
+ * Key-store entries not worth caching. Signal pre-keys: a first link writes 812 at once and each is
+ * read at most once (when a contact opens a session with it). App-state sync versions: read once
+ * per app-state sync (rare), and their hash state (a 32-byte MAC per contact, label, chat setting)
+ * comes out of the sync as views into the large buffers it was decoded from. A cache would only
+ * hold them until they expire. Baileys' cacheable key store names entries `<type>.<id>`.
+ */
+export const isUncachedKeyEntry = (key: string): boolean => key.startsWith('pre-key.') || key.startsWith('app-state-sync-version.');
 
 /** setTimeout/clearTimeout behind an interface, so reconnect tests fire timers by hand. */
 export interface Timers {

@@ -56,12 +56,14 @@ export function whatsappSettings(config: WhatsAppConfig): WhatsAppSettings {
     connectWaitMs: config.connectWaitMs,
     messageCacheSize: config.messageCacheSize,
     syncFullHistory: config.syncFullHistory,
+    resumePerSecond: config.resumePerSecond,
     logLevel: config.logLevel,
   };
 }
 
 export class WhatsAppDriver implements NetworkDriver {
   readonly network = 'whatsapp' as const;
+  readonly resumePerSecond: number;
   readonly store: WhatsAppAuthStore;
   private readonly messages: DriverMessageStore;
   readonly state: WhatsAppStateStore;
@@ -73,6 +75,7 @@ export class WhatsAppDriver implements NetworkDriver {
     this.messages = new LayeredMessageStore(new MemoryMessageStore(options.settings.messageCacheSize), options.sharedMessages);
     this.state = new WhatsAppStateStore(options.db, options.clock ?? systemClock);
     this.chatMessages = options.chatMessages;
+    this.resumePerSecond = options.settings.resumePerSecond;
   }
 
   open(host: SessionHost): WhatsAppSession {

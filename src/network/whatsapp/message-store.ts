@@ -42,7 +42,7 @@ export function toStored(message: WAMessage): StoredMessage | undefined {
 export class MemoryMessageStore implements DriverMessageStore {
   private readonly byInstance = new Map<string, BoundedMap<string, StoredMessage>>();
 
-  constructor(private readonly perInstance = 5000) {}
+  constructor(private readonly perInstance = 1000) {}
 
   private of(instanceId: string): BoundedMap<string, StoredMessage> {
     let map = this.byInstance.get(instanceId);

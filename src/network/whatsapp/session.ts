@@ -40,7 +40,7 @@ import {
 } from '../port.js';
 import { BoundedMap, isLidJid, LidDirectory, normalise } from './addresses.js';
 import { authStateFor, type InstanceAuthState, type WhatsAppAuthStore } from './auth-store.js';
-import { SerialLock, TtlCache, type Timers } from './caches.js';
+import { isUncachedKeyEntry, SerialLock, TtlCache, type Timers } from './caches.js';
 import { WhatsAppMessageOps } from './message-ops.js';
 import { toStored, type DriverMessageStore } from './message-store.js';
 import { decideOnClose, type BackoffSettings } from './policy.js';
@@ -52,6 +52,7 @@ import {
   contactEvents,
   groupEvents,
   historyEvents,
+  isUserMessage,
   keyView,
   labelEvents,
   mediaContentOf,
@@ -95,6 +96,8 @@ export interface WhatsAppSettings {
   /** Messages kept per instance for retries, poll votes and forwards. */
   messageCacheSize: number;
   syncFullHistory: boolean;
+  /** Linked sessions reopened per second when the gateway starts. */
+  resumePerSecond: number;
   /** Level of Baileys' own log lines (they are chatty). */
   logLevel: string;
 }
@@ -201,7 +204,7 @@ export class WhatsAppSession implements Session {
     this.number = host.number;
     this.resuming = host.status === 'CONNECTED' && host.number !== null;
     const { clock } = deps;
-    this.keyCache = new TtlCache(50_000, 5 * 60_000, clock);
+    this.keyCache = new TtlCache(50_000, 5 * 60_000, clock, isUncachedKeyEntry);
     this.retryCounters = new TtlCache(10_000, 60 * 60_000, clock);
     this.deviceCache = new TtlCache(5_000, 5 * 60_000, clock);
     this.groupCache = new TtlCache(1_000, 5 * 60_000, clock);
@@ -570,17 +573,19 @@ export class WhatsAppSession implements Session {
       recordState(this.deps.state, this.deps.chatMessages, this.host.instanceId, events, this.directory, this.deps.clock.now()),
     );
     const out: CanonicalEvent[] = [];
+    // History-sync messages are not kept in memory: recordState put them in the gateway's message
+    // store, where retries, polls and forwards find them (the memory store's second level). Kept,
+    // 5,000 of them per first link would also hold the whole inflated history blob: their bytes
+    // fields are views into it.
     const history = events['messaging-history.set'];
-    if (history) {
-      await this.tolerate('remember history messages', async () => {
-        for (const message of history.messages) await this.remember(message);
-      });
-      out.push(...historyEvents(history, this.inbound));
-    }
+    if (history) out.push(...historyEvents(history, this.inbound));
     const upsert = events['messages.upsert'];
     if (upsert) {
+      for (const message of upsert.messages) dropHistoryPayload(message);
+      // Only what users send: a retry, poll or forward never needs protocol plumbing again, and a
+      // history-sync notification carries its whole inline payload (up to megabytes).
       await this.tolerate('remember messages', async () => {
-        for (const message of upsert.messages) await this.remember(message);
+        for (const message of upsert.messages) if (isUserMessage(message)) await this.remember(message);
       });
       out.push(
         ...upsertEvents(
@@ -818,6 +823,17 @@ export class WhatsAppSession implements Session {
   private settleProgress(): void {
     for (const waiter of [...this.progressWaiters]) waiter();
   }
+}
+
+/**
+ * A history-sync notification carries its whole history (deflated, up to megabytes) inline. Baileys
+ * has read it by the time the message reaches the session (it starts inflating before emitting
+ * events), but keeps the message itself for 5 minutes in its recent-message cache (for retries):
+ * the payload goes, the notification stays.
+ */
+export function dropHistoryPayload(message: WAMessage): void {
+  const notification = message.message?.protocolMessage?.historySyncNotification;
+  if (notification?.initialHistBootstrapInlinePayload) notification.initialHistBootstrapInlinePayload = null;
 }
 
 /** The bytes of a media send, for the gateway's media store (it never re-downloads what it sent). */

@@ -17,6 +17,7 @@ import type { CanonicalEvent } from '../port.js';
 import * as F from './fixtures/baileys-payloads.js';
 import { FakeWaServer } from './fixtures/fake-wa-server.js';
 import { storageWithInstance } from './fixtures/harness.js';
+import { chatPatchOf } from './state-store.js';
 import { feed, loginSeeded, type SeededAccount } from './fixtures/seeded-account.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -96,6 +97,23 @@ const batches: Partial<BaileysEventMap>[] = [
     ],
   },
 ];
+
+describe('chat changes read from Baileys chats', () => {
+  it('a history conversation (decoded protobuf) leaves out what it does not carry; an update unpins and unmutes', () => {
+    // A later history chunk names the chat again without its pin or mute: they stay.
+    const conversation = proto.Conversation.decode(
+      proto.Conversation.encode({ id: OTHER_PN, unreadCount: 2, conversationTimestamp: 1_780_000_000 }).finish(),
+    );
+    expect(conversation.pinned).toBeNull();
+    expect(chatPatchOf(conversation, true)).toEqual({ unreadCount: 2, conversationTimestamp: 1_780_000_000 });
+    const pinned = proto.Conversation.decode(
+      proto.Conversation.encode({ id: OTHER_PN, pinned: 1_780_000_050, muteEndTime: 1_900_000_000_000 }).finish(),
+    );
+    expect(chatPatchOf(pinned, true)).toMatchObject({ pinnedAt: 1_780_000_050, mutedUntil: 1_900_000_000 });
+    // App-state updates say null for "no longer".
+    expect(chatPatchOf({ id: OTHER_PN, pinned: null, muteEndTime: null }, false)).toEqual({ pinnedAt: null, mutedUntil: null });
+  });
+});
 
 describe.each(dialects)('whatsapp state kept on $name', ({ url, schema }) => {
   let server: FakeWaServer;

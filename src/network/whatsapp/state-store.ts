@@ -407,8 +407,11 @@ export function chatPatchOf(chat: ChatUpdate, absolute: boolean): ChatPatch {
   const patch: ChatPatch = {};
   if (typeof chat.name === 'string') patch.name = chat.name;
   if (chat.archived !== undefined && chat.archived !== null) patch.archived = chat.archived;
-  if (chat.pinned !== undefined) patch.pinnedAt = chat.pinned ? seconds(toSeconds(chat.pinned)) : null;
-  if (chat.muteEndTime !== undefined) {
+  // A history conversation is a decoded protobuf: a field the phone left out reads null. There
+  // (absolute) null is no change; in an update it is the change (unpinned, unmuted).
+  const given = (value: unknown) => value !== undefined && !(absolute && value === null);
+  if (given(chat.pinned)) patch.pinnedAt = chat.pinned ? seconds(toSeconds(chat.pinned)) : null;
+  if (given(chat.muteEndTime)) {
     const end = chat.muteEndTime === null ? 0 : toSeconds(chat.muteEndTime);
     patch.mutedUntil = end === 0 ? null : end < 0 ? -1 : seconds(end);
   }

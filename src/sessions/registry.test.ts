@@ -1,0 +1,116 @@
+/**
+ * Resuming sessions at start-up: a network without a pace reopens them all before resumeAll
+ * resolves; a paced network (WhatsApp's resumePerSecond) opens them in the background, 1/rate
+ * seconds apart, skips what was deleted meanwhile and stops with the registry.
+ */
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { EventBus } from '../events/bus.js';
+import type { Instance, InstanceService } from '../instance-registry/service.js';
+import type { NetworkDriver, NetworkName, Session, SessionHost } from '../network/port.js';
+import { SessionRegistry } from './registry.js';
+
+function instance(id: string, network: NetworkName): Instance {
+  return { id, name: id, network, status: 'CONNECTED', number: `55119${id.padStart(8, '0')}` } as Instance;
+}
+
+/** A driver whose sessions record when they connect (on the test's virtual clock). */
+function driver(network: NetworkName, clock: { now: number }, opened: { id: string; at: number }[], resumePerSecond?: number) {
+  return {
+    network,
+    ...(resumePerSecond ? { resumePerSecond } : {}),
+    open(host: SessionHost): Session {
+      return {
+        connect: async () => {
+          opened.push({ id: host.instanceId, at: clock.now });
+        },
+        close: async () => undefined,
+      } as unknown as Session;
+    },
+    stop: async () => undefined,
+  } satisfies NetworkDriver;
+}
+
+function rig(options: { paced?: number; whatsapp: Instance[]; sandbox?: Instance[]; sleep?: (ms: number) => Promise<void> }) {
+  const clock = { now: 0 };
+  const opened: { id: string; at: number }[] = [];
+  const sleeps: number[] = [];
+  const all = new Map([...options.whatsapp, ...(options.sandbox ?? [])].map((i) => [i.id, i]));
+  const instances = {
+    listByStatus: async (network: NetworkName) => [...all.values()].filter((i) => i.network === network),
+    cached: () => undefined,
+    find: async (id: string) => all.get(id),
+  } as unknown as InstanceService;
+  const sleep =
+    options.sleep ??
+    (async (ms: number) => {
+      sleeps.push(ms);
+      clock.now += ms;
+    });
+  const registry = new SessionRegistry(
+    [driver('sandbox', clock, opened), driver('whatsapp', clock, opened, options.paced)],
+    instances,
+    {} as EventBus,
+    pino({ level: 'silent' }),
+    sleep,
+  );
+  return { registry, opened, sleeps, all };
+}
+
+describe('resuming sessions at start-up', () => {
+  it('a paced network opens one session every 1/rate seconds, in the background; an unpaced one opens all at once', async () => {
+    const wa = ['1', '2', '3', '4'].map((id) => instance(`wa${id}`, 'whatsapp'));
+    const { registry, opened, sleeps } = rig({
+      paced: 20,
+      whatsapp: wa,
+      sandbox: [instance('sb1', 'sandbox'), instance('sb2', 'sandbox')],
+    });
+    expect(await registry.resumeAll()).toBe(6);
+    // The sandbox sessions are open when resumeAll resolves.
+    expect(opened.slice(0, 2).map((o) => o.id)).toEqual(['sb1', 'sb2']);
+    expect(await registry.resumed()).toBe(4);
+    expect(opened.slice(2)).toEqual([
+      { id: 'wa1', at: 0 },
+      { id: 'wa2', at: 50 },
+      { id: 'wa3', at: 100 },
+      { id: 'wa4', at: 150 },
+    ]);
+    expect(sleeps).toEqual([50, 50, 50]);
+    await registry.stop();
+  });
+
+  it('skips an instance deleted before its turn and stops opening when the registry stops', async () => {
+    let release: () => void = () => undefined;
+    const gates: (() => void)[] = [];
+    const wa = ['1', '2', '3', '4'].map((id) => instance(`wa${id}`, 'whatsapp'));
+    const { registry, opened, all } = rig({
+      paced: 10,
+      whatsapp: wa,
+      // Each gap waits for the test to let it pass.
+      sleep: () =>
+        new Promise<void>((resolve) => {
+          gates.push(resolve);
+          release();
+        }),
+    });
+    const waitForGap = () => new Promise<void>((resolve) => (release = resolve));
+    let gap = waitForGap();
+    await registry.resumeAll();
+    await gap;
+    expect(opened.map((o) => o.id)).toEqual(['wa1']);
+    all.delete('wa2');
+    gap = waitForGap();
+    gates.shift()!();
+    await gap;
+    // wa2 is gone: the next gap is before wa3.
+    gap = waitForGap();
+    gates.shift()!();
+    await gap;
+    expect(opened.map((o) => o.id)).toEqual(['wa1', 'wa3']);
+    const stopping = registry.stop();
+    gates.shift()!();
+    await stopping;
+    expect(await registry.resumed()).toBe(2);
+    expect(opened.map((o) => o.id)).toEqual(['wa1', 'wa3']);
+  });
+});
