@@ -159,11 +159,6 @@ async function measure(dialect: DialectName) {
       key: gw.adminKey,
       body: { instanceName: 'sandbox-account', network: 'sandbox' },
     });
-    await gw.api('POST', '/api/v1/instance/connect', { key: sandbox.body.token });
-    await gw.api('POST', '/api/v1/sandbox/scan', {
-      key: gw.adminKey,
-      body: { instanceId: sandbox.body.instanceId, number: '5511912349999' },
-    });
     const others: { id: string; token: string }[] = [];
     for (let i = 2; i < INSTANCES; i += 1) {
       const created = await gw.api('POST', '/api/v1/instance/create', {
@@ -176,6 +171,13 @@ async function measure(dialect: DialectName) {
     await generateMessages(db, dialect, wa.id, ACCOUNT_MESSAGES, ACCOUNT_CHATS);
     await generateWhatsAppAccount(db, wa.id);
     await generateMessages(db, dialect, sandbox.body.instanceId, ACCOUNT_MESSAGES, ACCOUNT_CHATS);
+    // Linked after its messages are stored: a pairing reads the account back from the store (its
+    // initial HISTORY_SYNC), as a restart does, and keeps what it read.
+    await gw.api('POST', '/api/v1/instance/connect', { key: sandbox.body.token });
+    await gw.api('POST', '/api/v1/sandbox/scan', {
+      key: gw.adminKey,
+      body: { instanceId: sandbox.body.instanceId, number: '5511912349999' },
+    });
     const perOther = Math.floor((MESSAGES - 2 * ACCOUNT_MESSAGES) / Math.max(1, others.length));
     for (const other of others) await generateMessages(db, dialect, other.id, perOther, 20);
     if (dialect === 'postgres') await sql`analyze`.execute(db);
@@ -203,7 +205,11 @@ async function measure(dialect: DialectName) {
       ['sandbox_chat_history', sandbox.body.token, `/api/v1/chat/history?chatId=${chat}&limit=50`],
     ];
     const results: Record<string, Autocannon> = {};
-    for (const [name, token, route] of routes) results[name] = await load(gw, token, route);
+    for (const [name, token, route] of routes) {
+      results[name] = await load(gw, token, route).catch((error: unknown) => {
+        throw new Error(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+      });
+    }
     const prune = await pruneRate(gw, typical.id);
     return {
       figure: 'storage_scale',
