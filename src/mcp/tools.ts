@@ -73,6 +73,9 @@ export interface ToolDefinition {
 type Json = Record<string, unknown>;
 type Page = { items: Json[]; total: number; offset: number; limit: number };
 
+/** A LID or phone JID (digits alone are searched as part of a number). */
+const PERSON_ADDRESS = new RegExp(PERSON_ADDRESS_PATTERN);
+
 const get = (path: string, query?: RestCall['query']): RestCall => ({ method: 'GET', path, ...(query ? { query } : {}) });
 const post = (path: string, body: unknown): RestCall => ({ method: 'POST', path, body });
 
@@ -294,7 +297,7 @@ export const TOOLS: ToolDefinition[] = [
       const query = args.query.trim().toLowerCase();
       const digits = query.replace(/[^0-9]/g, '');
       // An address (a LID or a phone JID) is resolved first: contacts are listed by phone JID.
-      const person = new RegExp(PERSON_ADDRESS_PATTERN).test(query) && query.includes('@') ? await resolved(query, context) : undefined;
+      const person = query.includes('@') && PERSON_ADDRESS.test(query) ? await resolved(query, context) : undefined;
       const target = person ? (person.jid ?? person.lid) : query;
       const matches: Json[] = [];
       // The contact list has no server-side search: scan it page by page (bounded).

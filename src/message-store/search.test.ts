@@ -16,6 +16,7 @@ import { WhatsAppStateStore } from '../network/whatsapp/state-store.js';
 import { dropSchema, openStorage, type Dialect, type Storage } from '../storage/db.js';
 import { migrateUpTo } from '../storage/migrations.js';
 import type { Database } from '../storage/schema.js';
+import { insertInstanceRow } from '../../test/support/rows.js';
 import { MessageStore, POLL_VOTE_TYPE, REVOKED_TYPE, type StoredMessage } from './store.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -82,23 +83,7 @@ describe.each(['sqlite', 'postgres'] as const)('message search after migration 0
     }
     const old = connect(dialect, target, schema);
     await migrateUpTo(old, dialect, '0019_perf_webhook_lanes', schema);
-    await old
-      .insertInto('instances')
-      .values({
-        id: instanceId,
-        name: `search-${instanceId}`,
-        network: 'whatsapp',
-        status: 'created',
-        number: null,
-        webhook_url: null,
-        webhook_secret: 'secret',
-        webhook_events: '"ALL"',
-        settings: '{}',
-        proxy_url: null,
-        created_at: 0,
-        updated_at: 0,
-      })
-      .execute();
+    await insertInstanceRow(old, instanceId, `search-${instanceId}`);
     const writer = new MessageStore(old);
     await Promise.all(OLD_ROWS(instanceId).map((row) => writer.save(row)));
     await writer.settled();
