@@ -23,6 +23,11 @@ export interface Config {
   admin: { alertEvalIntervalMs: number; backfillRatePerSecond: number };
   /** How often a standby process tries to become the active one (PostgreSQL). */
   standbyPollMs: number;
+  /**
+   * Cluster mode (docs/deployment.md): set by CLUSTER_SECRET, PostgreSQL only. Every process is
+   * active and holds the sessions of the instances it leases; requests for others are forwarded.
+   */
+  cluster: ClusterConfig | undefined;
   tokenGraceSeconds: number;
   /** Authenticated tokens kept in memory (0 disables) and for how long; see TokenCache. */
   tokenCache: { size: number; ttlSeconds: number };
@@ -188,6 +193,41 @@ export interface S3Config {
   prefix: string;
 }
 
+export interface ClusterConfig {
+  /** CLUSTER_SECRET: proves a forwarded request comes from a process of the cluster (at least 32 characters). */
+  secret: string;
+  /** CLUSTER_ADVERTISE_URL: how the other processes reach this one; default http://<host or 127.0.0.1>:<PORT>. */
+  advertiseUrl: string | undefined;
+  /** CLUSTER_LEASE_MS: an owner silent this long loses its instances to the others. */
+  leaseMs: number;
+  /** CLUSTER_TICK_MS: heartbeat, lease renewal and balancing period (well below the lease). */
+  tickMs: number;
+  /** CLUSTER_MOVES_PER_TICK: instances a process hands over per tick when the balance changes. */
+  movesPerTick: number;
+  /** CLUSTER_FORWARD_TIMEOUT_MS: a forwarded request's time limit. */
+  forwardTimeoutMs: number;
+}
+
+function clusterConfig(env: Env, databaseUrl: string, kvStoreUrl: string | undefined): ClusterConfig | undefined {
+  const secret = text(env, 'CLUSTER_SECRET');
+  if (secret === undefined) return undefined;
+  if (secret.length < 32) throw new ConfigError('CLUSTER_SECRET', 'must be at least 32 characters');
+  if (databaseUrl.startsWith('sqlite:')) throw new ConfigError('CLUSTER_SECRET', 'cluster mode needs a PostgreSQL DATABASE_URL');
+  if (kvStoreUrl === undefined) throw new ConfigError('CLUSTER_SECRET', 'cluster mode needs KV_STORE_URL (Redis carries traffic between processes)');
+  const leaseMs = integer(env, 'CLUSTER_LEASE_MS', 8000, 1000, 600_000);
+  const tickMs = integer(env, 'CLUSTER_TICK_MS', Math.max(250, Math.floor(leaseMs / 4)), 100, 600_000);
+  if (tickMs * 2 > leaseMs) throw new ConfigError('CLUSTER_TICK_MS', `must be at most half of CLUSTER_LEASE_MS (${leaseMs})`);
+  const advertise = url(env, 'CLUSTER_ADVERTISE_URL', ['http', 'https']);
+  return {
+    secret,
+    advertiseUrl: advertise?.replace(/\/+$/, ''),
+    leaseMs,
+    tickMs,
+    movesPerTick: integer(env, 'CLUSTER_MOVES_PER_TICK', 20, 1, 100_000),
+    forwardTimeoutMs: integer(env, 'CLUSTER_FORWARD_TIMEOUT_MS', 60_000, 100, 3_600_000),
+  };
+}
+
 export class ConfigError extends Error {
   constructor(
     readonly variable: string,
@@ -301,6 +341,7 @@ export function loadConfig(env: Env = process.env): Config {
       backfillRatePerSecond: integer(env, 'BACKFILL_RATE_PER_SECOND', 20, 1, 10_000),
     },
     standbyPollMs: integer(env, 'STANDBY_POLL_MS', 2000, 50, 600_000),
+    cluster: clusterConfig(env, databaseUrl, kvStoreUrl),
     tokenGraceSeconds: integer(env, 'TOKEN_GRACE_SECONDS', 86_400, 0, 31_536_000),
     tokenCache: {
       size: integer(env, 'TOKEN_CACHE_SIZE', 10_000, 0, 10_000_000),

@@ -18,6 +18,11 @@ export const ERROR_CODES = {
   read_only: { status: 403, meaning: 'A read-only caller on a route that changes something.' },
   rate_limited: { status: 429, meaning: 'Rate limit exceeded (SPEC text: "rate limit exceeded"); the body has `retryAfter` in seconds.' },
   standby: { status: 503, meaning: 'This gateway process is on standby; another process is active for the database.' },
+  instance_moving: {
+    status: 503,
+    meaning:
+      'Cluster mode: the instance is being handed over between gateway processes, or the process holding it cannot be reached (it will lose the instance at its lease expiry); the body has `retryAfter` in seconds.',
+  },
   too_many_streams: {
     status: 429,
     meaning: 'The instance already has WS_MAX_CONNECTIONS_PER_INSTANCE event streams open (a /ws upgrade refused before it happens).',
@@ -187,6 +192,9 @@ export const errors = {
   rateLimited: (retryAfter: number) => fail('rate_limited', 'rate limit exceeded', { retryAfter }),
   /** Another gateway process is the active one for this database (storage/active-lease.ts). */
   standby: () => fail('standby', 'this gateway process is on standby: another process is active for this database; send the request there'),
+  /** Cluster mode (src/cluster/): no process can serve the instance right now. */
+  instanceMoving: (instanceId: string, retryAfter: number) =>
+    fail('instance_moving', `instance ${instanceId} is moving between gateway processes; try again shortly`, { retryAfter }),
 
   // http/: what the HTTP layer itself refuses
   /** `details` lists every problem found; the message is the first. */

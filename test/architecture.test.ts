@@ -21,6 +21,7 @@ const LAYERS: { name: string; members: string[] }[] = [
   { name: 'http', members: ['http'] },
   { name: 'events', members: ['events'] },
   { name: 'sessions', members: ['sessions'] },
+  { name: 'cluster', members: ['cluster'] },
   { name: 'shared services', members: ['outgoing'] },
   { name: 'module contract', members: ['modules'] },
   { name: 'features', members: [] },

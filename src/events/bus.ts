@@ -7,6 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import { systemIds, type Clock, type IdSource } from '../clock.js';
 import { filterAccepts, type Instance, type InstanceService } from '../instance-registry/service.js';
+import { StaleOwnerError } from '../storage/fence.js';
 import type { CanonicalEvent } from '../network/port.js';
 import type { OutboxDispatcher } from './dispatcher.js';
 import type { EventEnvelope, OutboxEntry } from './envelope.js';
@@ -150,8 +151,18 @@ export class EventBus {
       });
     } catch (error) {
       for (const outcome of joined) outcome.failed();
-      this.log.error({ err: error }, 'could not store events');
-      for (const waiting of batch) waiting.reject(error);
+      if (error instanceof StaleOwnerError) {
+        // Cluster mode: another process owns these instances now; their events are its to store.
+        // The rest of the tick goes again, first and in order.
+        const stale = new Set(error.instanceIds);
+        this.log.warn({ instances: error.instanceIds }, 'refused events of instances this process no longer owns');
+        const again = batch.filter((waiting) => !stale.has(waiting.event.instanceId));
+        for (const waiting of batch) if (stale.has(waiting.event.instanceId)) waiting.reject(error);
+        this.batch = [...again, ...this.batch];
+      } else {
+        this.log.error({ err: error }, 'could not store events');
+        for (const waiting of batch) waiting.reject(error);
+      }
     } finally {
       this.flushing = undefined;
       if (this.batch.length > 0) {

@@ -49,6 +49,10 @@ interface Lane {
   /** Events notified while a batch waits to fill (batched sinks). */
   arrivals: number;
   onArrival?: () => void;
+  /** Its instance moves to another process (releaseInstance): stop after the delivery under way. */
+  halted?: boolean;
+  /** The running loop (releaseInstance waits for it). */
+  finished?: Promise<void>;
 }
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
@@ -59,6 +63,7 @@ export class OutboxDispatcher {
   private stopped = false;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly idle = new Set<() => void>();
+  private owned: (instanceId: string) => boolean = () => true;
 
   constructor(private readonly options: DispatcherOptions) {
     this.sinks = new Map(options.sinks.map((sink) => [sink.name, sink]));
@@ -85,7 +90,7 @@ export class OutboxDispatcher {
 
   /** New events are stored for this lane. */
   notify(sink: string, instanceId: string): void {
-    if (this.stopped || !this.sinks.has(sink)) return;
+    if (this.stopped || !this.sinks.has(sink) || !this.owned(instanceId)) return;
     const key = `${sink}\u0000${instanceId}`;
     let lane = this.lanes.get(key);
     if (!lane) {
@@ -100,7 +105,32 @@ export class OutboxDispatcher {
       return;
     }
     lane.running = true;
-    void this.run(key, lane, sink, instanceId);
+    lane.finished = this.run(key, lane, sink, instanceId);
+  }
+
+  /** Cluster mode: lanes run only for the instances this process owns (src/cluster/). */
+  runOnlyFor(owned: (instanceId: string) => boolean): void {
+    this.owned = owned;
+  }
+
+  /** Starts the lanes with pending deliveries of one instance (this process just took it over). */
+  async resumeInstance(instanceId: string): Promise<void> {
+    for (const sink of await this.options.outbox.lanesOf(instanceId)) this.notify(sink, instanceId);
+  }
+
+  /**
+   * Stops the instance's lanes (it moves to another process): a delivery under way finishes and is
+   * acknowledged, the rest stays pending for the next owner. Resolves once they have stopped.
+   */
+  async releaseInstance(instanceId: string): Promise<void> {
+    const suffix = `\u0000${instanceId}`;
+    const lanes = [...this.lanes].filter(([key]) => key.endsWith(suffix)).map(([, lane]) => lane);
+    for (const lane of lanes) {
+      lane.halted = true;
+      lane.wake?.();
+      lane.onArrival?.();
+    }
+    await Promise.all(lanes.map((lane) => lane.finished));
   }
 
   /** Resolves when no lane is running (tests and graceful shutdown). */
@@ -139,7 +169,7 @@ export class OutboxDispatcher {
   private async run(key: string, lane: Lane, sinkName: string, instanceId: string): Promise<void> {
     const sink = this.sinks.get(sinkName)!;
     try {
-      while (!this.stopped && lane.dirty) {
+      while (!this.off(lane) && lane.dirty) {
         lane.dirty = false;
         if (sink.batching && sink.deliverBatch) {
           const instance = await this.options.instances.find(instanceId);
@@ -152,12 +182,12 @@ export class OutboxDispatcher {
         do {
           page = await this.options.outbox.pending(sinkName, instanceId, PAGE);
           for (const pending of page) {
-            if (this.stopped) return;
+            if (this.off(lane)) return;
             await this.deliverWithRetry(sink, lane, pending);
           }
           // A crash before this line re-delivers the batch after restart: at-least-once, never lost.
           await this.flushAcks(sink, lane);
-        } while (page.length === PAGE && !this.stopped);
+        } while (page.length === PAGE && !this.off(lane));
       }
     } catch (error) {
       // Storage trouble: log and let the next notification (or restart) pick the lane up again.
@@ -182,7 +212,7 @@ export class OutboxDispatcher {
    * Order is kept: a batch is retried whole before the next one goes.
    */
   private async runBatches(sink: DurableSink, lane: Lane, instanceId: string): Promise<void> {
-    while (!this.stopped) {
+    while (!this.off(lane)) {
       const instance = await this.options.instances.find(instanceId);
       const batching = instance ? sink.batching!(instance) : undefined;
       if (!batching) {
@@ -197,7 +227,7 @@ export class OutboxDispatcher {
         const waitMs = oldest.entry.createdAt + batching.maxWaitMs - this.options.clock.now();
         if (waitMs > 0) {
           await this.gather(lane, waitMs, batching.maxEvents - page.length);
-          if (this.stopped) return;
+          if (this.off(lane)) return;
           page = await this.options.outbox.pending(sink.name, instanceId, batching.maxEvents);
         }
       }
@@ -213,7 +243,7 @@ export class OutboxDispatcher {
       this.sleep(ms),
       new Promise<void>((resolve) => {
         lane.onArrival = () => {
-          if (this.stopped || lane.arrivals >= missing) resolve();
+          if (this.off(lane) || lane.arrivals >= missing) resolve();
         };
       }),
     ]);
@@ -225,9 +255,9 @@ export class OutboxDispatcher {
     const seqs = entries.map((entry) => entry.seq);
     let attempts = Math.max(...page.map((pending) => pending.attempts));
     let wait = Math.max(...page.map((pending) => pending.nextAttemptAt)) - this.options.clock.now();
-    while (!this.stopped) {
+    while (!this.off(lane)) {
       if (wait > 0) await this.pause(lane, wait);
-      if (this.stopped) return;
+      if (this.off(lane)) return;
       const instance = await this.options.instances.find(instanceId);
       if (!instance || !sink.wants(instance)) {
         lane.acked.push(...seqs);
@@ -265,9 +295,9 @@ export class OutboxDispatcher {
     const { entry } = pending;
     let attempts = pending.attempts;
     let wait = pending.nextAttemptAt - this.options.clock.now();
-    while (!this.stopped) {
+    while (!this.off(lane)) {
       if (wait > 0) await this.pause(lane, wait);
-      if (this.stopped) return;
+      if (this.off(lane)) return;
       const instance = await this.options.instances.find(entry.instanceId);
       if (!instance || !sink.wants(instance)) {
         // The instance is gone or no longer wants this sink (e.g. webhook URL removed): nothing to deliver.
@@ -346,13 +376,18 @@ export class OutboxDispatcher {
     await this.options.outbox.ackMany(seqs, sink.name);
   }
 
+  /** The lane must stop: the dispatcher stops, or its instance moves to another process. */
+  private off(lane: Lane): boolean {
+    return this.stopped || lane.halted === true;
+  }
+
   /** Sleeps for a retry delay; stop() cuts it short. */
   private async pause(lane: Lane, ms: number): Promise<void> {
     await Promise.race([
       this.sleep(ms),
       new Promise<void>((resolve) => {
         lane.wake = () => {
-          if (this.stopped) resolve();
+          if (this.off(lane)) resolve();
         };
       }),
     ]);

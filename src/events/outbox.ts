@@ -4,6 +4,7 @@
  */
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { EventType } from '../network/port.js';
+import { passFence, type WriteFence } from '../storage/fence.js';
 import type { Database } from '../storage/schema.js';
 import type { OutboxEntry } from './envelope.js';
 
@@ -43,7 +44,14 @@ export interface PendingDelivery {
 }
 
 export class OutboxStore {
+  private fence: WriteFence | undefined;
+
   constructor(private readonly db: Kysely<Database>) {}
+
+  /** Cluster mode: an instance's events are stored only by its owner (storage/fence.ts). */
+  fenceWith(fence: WriteFence): void {
+    this.fence = fence;
+  }
 
   /**
    * Stores a batch of events in one transaction, with one multi-row insert per table; returns them
@@ -54,10 +62,12 @@ export class OutboxStore {
   async append(events: NewOutboxEvent[], alsoIn?: (trx: Kysely<Database>) => Promise<void>): Promise<OutboxEntry[]> {
     if (events.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
-      // Writes that commit with these events (the message rows of the same tick: one commit).
-      await alsoIn?.(trx);
       const counts = new Map<string, number>();
       for (const event of events) counts.set(event.instanceId, (counts.get(event.instanceId) ?? 0) + 1);
+      // First, so a stale owner's tick writes nothing (StaleOwnerError names its instances).
+      await passFence(this.fence, trx, [...counts.keys()]);
+      // Writes that commit with these events (the message rows of the same tick: one commit).
+      await alsoIn?.(trx);
       const next = new Map<string, number>();
       // One upsert per instance, in a fixed order (PostgreSQL row locks never wait on each other in a cycle).
       for (const [instanceId, count] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -160,6 +170,12 @@ export class OutboxStore {
   async lanes(): Promise<{ sink: string; instanceId: string }[]> {
     const rows = await this.db.selectFrom('outbox_pending').select(['sink', 'instance_id']).distinct().execute();
     return rows.map((row) => ({ sink: row.sink, instanceId: row.instance_id }));
+  }
+
+  /** The sinks with pending deliveries of one instance. */
+  async lanesOf(instanceId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('outbox_pending').select('sink').distinct().where('instance_id', '=', instanceId).execute();
+    return rows.map((row) => row.sink);
   }
 
   async ack(seq: number, sink: string): Promise<void> {

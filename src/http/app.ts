@@ -11,7 +11,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { InstanceService } from '../instance-registry/service.js';
-import { registerAuth, type CredentialResolvers } from './auth.js';
+import { registerAuth, type CredentialResolvers, type RequestRouting } from './auth.js';
 import { shareComponents } from './openapi-components.js';
 import { documentUpgradeRoutes, finishOpenApiDocument, openApiDocument } from './openapi.js';
 import { registerErrorHandling } from './errors.js';
@@ -38,6 +38,8 @@ export interface AppOptions {
   logger: FastifyBaseLogger;
   /** See AuthOptions.standby. */
   standby?: () => boolean;
+  /** See AuthOptions.routing (cluster mode). */
+  routing?: RequestRouting;
   /** Told about every answer (metrics): the route's template, never the raw URL. */
   onAnswered?: (method: string, route: string | undefined, status: number, seconds: number) => void;
 }
@@ -127,6 +129,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     clock,
     ...(options.resolvers ? { resolvers: options.resolvers } : {}),
     ...(options.standby ? { standby: options.standby } : {}),
+    ...(options.routing ? { routing: options.routing } : {}),
   });
 
   for (const plugin of options.rootRoutes ?? []) await app.register(plugin);

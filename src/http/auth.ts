@@ -49,6 +49,27 @@ export interface AuthOptions {
    * active process caches (instance settings, tokens, sessions).
    */
   standby?: () => boolean;
+  /** Cluster mode: which process serves a request (src/cluster/). */
+  routing?: RequestRouting;
+}
+
+/** Where a request is served: here, or another gateway process at `address`. */
+export type Placement = { here: true } | { here: false; address: string };
+
+/**
+ * Cluster mode (src/cluster/, docs/deployment.md): a request for an instance is served by the process
+ * holding its session, an admin request by the leader; the first process authenticates it and counts
+ * it against the rate limits, then passes it on unchanged.
+ */
+export interface RequestRouting {
+  /** Sent by another process of the cluster (its proof checks out): served here, not counted again. */
+  forwarded(request: FastifyRequest): boolean;
+  /** Where the instance's requests are served (an AppError 503 when no process can now). */
+  instance(instanceId: string, request: FastifyRequest): Promise<Placement>;
+  /** Where admin requests are served (undefined: here). */
+  admin(request: FastifyRequest): Placement | undefined;
+  /** Sends the request, body unread, to `address` and answers with what comes back. */
+  forward(request: FastifyRequest, reply: FastifyReply, address: string): Promise<FastifyReply>;
 }
 
 async function enforce(store: SlidingWindowStore, key: string, limit: number, options: AuthOptions, reply: FastifyReply) {
@@ -71,9 +92,12 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     const given = Buffer.from(keyHash);
     return given.length === adminDigest.length && timingSafeEqual(given, adminDigest);
   };
+  const routing = options.routing;
   app.addHook('onRequest', async (request, reply) => {
     const access = request.routeOptions.config.access ?? 'none';
-    await enforce(options.store, `ip:${request.ip}`, options.limits.perIp, options, reply);
+    // A forwarded request was counted by the process that took it first.
+    const forwarded = routing?.forwarded(request) === true;
+    if (!forwarded) await enforce(options.store, `ip:${request.ip}`, options.limits.perIp, options, reply);
     if (access === 'none') return;
     if (options.standby?.()) throw errors.standby();
 
@@ -88,7 +112,9 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
           if (caller.readOnly && request.method !== 'GET' && request.method !== 'HEAD') throw errors.readOnlyCaller();
           request.isAdmin = true;
           request.adminCaller = caller;
-          await enforce(options.store, `key:${caller.id}`, options.limits.perKey, options, reply);
+          if (!forwarded) await enforce(options.store, `key:${caller.id}`, options.limits.perKey, options, reply);
+          const where = forwarded ? undefined : routing?.admin(request);
+          if (where && !where.here) return routing!.forward(request, reply, where.address);
           return;
         }
         if (key === undefined) throw errors.invalidApiKey();
@@ -103,7 +129,14 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       request.instance = (await instanceByResolvers(key, request, options)) ?? (await options.instances.authenticate(key));
     }
     // (Always set here: every way without a key has returned or thrown.)
-    if (keyHash !== undefined) await enforce(options.store, `key:${keyHash.slice(0, 32)}`, options.limits.perKey, options, reply);
+    if (keyHash !== undefined && !forwarded) await enforce(options.store, `key:${keyHash.slice(0, 32)}`, options.limits.perKey, options, reply);
+    if (!routing) return;
+    const where = request.instance
+      ? await routing.instance(request.instance.id, request)
+      : forwarded
+        ? undefined
+        : routing.admin(request);
+    if (where && !where.here) return routing.forward(request, reply, where.address);
   });
 }
 

@@ -1,5 +1,6 @@
 /** The instances and instance_tokens tables. */
 import type { Kysely } from 'kysely';
+import { passFence, type WriteFence } from '../storage/fence.js';
 import type { Database, InstanceRow, InstanceUpdate, NewInstanceRow } from '../storage/schema.js';
 
 export interface TokenRecord {
@@ -66,7 +67,15 @@ export class InstanceRepo {
     return Number(row.n);
   }
 
-  async update(id: string, patch: InstanceUpdate): Promise<boolean> {
+  async update(id: string, patch: InstanceUpdate, fence?: WriteFence): Promise<boolean> {
+    if (fence) {
+      // Only the instance's owner writes what the network said (cluster mode: storage/fence.ts).
+      return this.db.transaction().execute(async (trx) => {
+        await passFence(fence, trx, [id]);
+        const result = await trx.updateTable('instances').set(patch).where('id', '=', id).executeTakeFirst();
+        return Number(result.numUpdatedRows) > 0;
+      });
+    }
     const result = await this.db.updateTable('instances').set(patch).where('id', '=', id).executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }

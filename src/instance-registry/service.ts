@@ -5,6 +5,7 @@ import { EVENT_TYPES, type EventType, type InstanceStatus, type NetworkName } fr
 import type { InstanceRow } from '../storage/schema.js';
 import type { InstanceRepo, TokenRecord } from './repo.js';
 import { TokenCache } from './token-cache.js';
+import type { WriteFence } from '../storage/fence.js';
 import { hashToken, isWellFormedToken, newInstanceToken } from './tokens.js';
 
 export type EventFilter = 'ALL' | EventType[];
@@ -102,8 +103,10 @@ export function filterAccepts(filter: EventFilter, type: EventType): boolean {
 
 export class InstanceService {
   private readonly cache = new Map<string, Instance>();
+  private connectionFence: WriteFence | undefined;
   private readonly deletionListeners: InstanceDeletionListener[] = [];
   private readonly rotationListeners: RotationListener[] = [];
+  private readonly changeListeners: ((id: string) => void)[] = [];
 
   private readonly tokens: TokenCache;
 
@@ -118,11 +121,37 @@ export class InstanceService {
     this.tokens = new TokenCache(tokenCache.size, tokenCache.ttlSeconds * 1000);
   }
 
+  /** Cluster mode: connection state is written only under the owner's fence (storage/fence.ts). */
+  fenceConnectionState(fence: WriteFence): void {
+    this.connectionFence = fence;
+  }
+
+  /** Another process changed the instance: the next read goes to the database. */
+  forget(id: string): void {
+    this.cache.delete(id);
+    this.tokens.evictInstance(id);
+  }
+
+  /** The instance as stored now (cluster mode: read again when this process takes it over). */
+  async fresh(id: string): Promise<Instance | undefined> {
+    this.cache.delete(id);
+    return this.find(id);
+  }
+
   onDeletion(listener: InstanceDeletionListener): void {
     this.deletionListeners.push(listener);
   }
 
   /** Hears every rotation in this process (streams opened with the old token close at its end). */
+  /** Hears every change this process writes to an instance (cluster mode tells the other processes). */
+  onChange(listener: (id: string) => void): void {
+    this.changeListeners.push(listener);
+  }
+
+  private changed(id: string): void {
+    for (const listener of this.changeListeners) listener(id);
+  }
+
   onRotation(listener: RotationListener): void {
     this.rotationListeners.push(listener);
   }
@@ -214,6 +243,7 @@ export class InstanceService {
     this.cache.delete(id);
     this.tokens.evictInstance(id);
     if (!(await this.repo.delete(id))) throw errors.notFound('instance');
+    this.changed(id);
   }
 
   /** Records what the network said about the connection. */
@@ -223,9 +253,10 @@ export class InstanceService {
       updated_at: this.clock.now(),
     };
     if (number !== undefined) patch.number = number;
-    await this.repo.update(id, patch);
+    await this.repo.update(id, patch, this.connectionFence);
     const cached = this.cache.get(id);
     if (cached) this.cache.set(id, { ...cached, status, number: number === undefined ? cached.number : number });
+    this.changed(id);
   }
 
   /** Changed with the instance token: a new webhookUrl must pass the guard (no private targets). */
@@ -247,6 +278,7 @@ export class InstanceService {
     }
     await this.repo.update(id, patch);
     this.cache.delete(id);
+    this.changed(id);
     return this.get(id);
   }
 
@@ -266,6 +298,7 @@ export class InstanceService {
     if (patch.settings !== undefined) update.settings = JSON.stringify({ ...current.settings, ...patch.settings });
     await this.repo.update(id, update);
     this.cache.delete(id);
+    this.changed(id);
     return this.get(id);
   }
 
@@ -277,6 +310,7 @@ export class InstanceService {
     await this.repo.rotateToken(id, hashToken(token), graceUntil, now);
     this.tokens.evictInstance(id);
     for (const listener of this.rotationListeners) listener(id, graceUntil);
+    this.changed(id);
     return { newToken: token, oldTokenValidUntil: new Date(graceUntil).toISOString() };
   }
 

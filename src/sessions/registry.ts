@@ -20,8 +20,12 @@ export class SessionRegistry {
   private readonly observers: ((instanceId: string, event: CanonicalEvent) => void)[] = [];
   private readonly recorders: ((instanceId: string, event: CanonicalEvent) => Promise<void>)[] = [];
   private readonly drivers: Map<NetworkName, NetworkDriver>;
-  /** False while another gateway process is the active one for this database (storage/active-lease.ts). */
-  private active: () => boolean = () => true;
+  /**
+   * Whether this process may hold the instance's session: false on a standby (storage/active-lease.ts)
+   * and, in cluster mode, for an instance another process leases (src/cluster/).
+   */
+  private active: (instanceId: string) => boolean = () => true;
+  private refusal: (instanceId: string) => Error = () => errors.standby();
   /** Paced resumes still opening sessions in the background (resumeAll). */
   private pacedResumes: Promise<number> = Promise.resolve(0);
   private stopping = false;
@@ -44,14 +48,15 @@ export class SessionRegistry {
     return driver;
   }
 
-  /** Sessions open only in the active process; a standby answers 503. */
-  activeWhen(active: () => boolean): void {
+  /** Sessions open only where `active` says; elsewhere `refusal` is thrown (a standby's 503 by default). */
+  activeWhen(active: (instanceId: string) => boolean, refusal?: (instanceId: string) => Error): void {
     this.active = active;
+    if (refusal) this.refusal = refusal;
   }
 
   /** The instance's session, opened on first use. */
   session(instance: Instance): Session {
-    if (!this.active()) throw errors.standby();
+    if (!this.active(instance.id)) throw this.refusal(instance.id);
     const existing = this.entries.get(instance.id);
     if (existing) return existing.session;
     const driver = this.driver(instance.network);
@@ -90,7 +95,7 @@ export class SessionRegistry {
 
   /** A session that must be connected for the operation (sends and most others). */
   async connected(instance: Instance): Promise<Session> {
-    if (!this.active()) this.session(instance);
+    if (!this.active(instance.id)) this.session(instance);
     const current = this.instances.cached(instance.id) ?? (await this.instances.get(instance.id));
     if (current.status !== 'CONNECTED') throw errors.notConnected(current.status);
     return this.session(current);
@@ -141,13 +146,37 @@ export class SessionRegistry {
     for (const [index, instance] of list.entries()) {
       // connect() of a linked session returns once its socket is opening, so the gap is the pace.
       if (index > 0) await this.sleep(gapMs);
-      if (this.stopping || !this.active()) break;
+      if (this.stopping) break;
+      if (!this.active(instance.id)) continue;
       // Deleted or logged out meanwhile: nothing to resume.
       const current = this.instances.cached(instance.id) ?? (await this.instances.find(instance.id));
       if (!current || current.number === null || this.entries.has(instance.id)) continue;
       if (await this.resumeOne(current)) opened += 1;
     }
     return opened;
+  }
+
+  /**
+   * Opens the session of one linked instance this process just took over (cluster mode); false when
+   * it is not linked or could not connect (logged).
+   */
+  async resume(instanceId: string): Promise<boolean> {
+    if (this.stopping || this.entries.has(instanceId)) return false;
+    const instance = await this.instances.fresh(instanceId);
+    if (!instance || instance.number === null || instance.status === 'LOGGED_OUT') return false;
+    return this.resumeOne(instance);
+  }
+
+  /**
+   * Closes the instance's session here (it moves to another process): resolves once the events it
+   * emitted are queued in order. Its stored state stays for the next owner.
+   */
+  async release(instanceId: string): Promise<void> {
+    const entry = this.entries.get(instanceId);
+    this.entries.delete(instanceId);
+    if (!entry) return;
+    await entry.session.close().catch((error: unknown) => this.log.warn({ err: error, instanceId }, 'could not close a session'));
+    await entry.tail;
   }
 
   private async resumeOne(instance: Instance): Promise<boolean> {
@@ -176,7 +205,7 @@ export class SessionRegistry {
    * `reconnect`: the driver's in-memory state for the instance is rebuilt).
    */
   async restart(instance: Instance): Promise<void> {
-    if (!this.active()) throw errors.standby();
+    if (!this.active(instance.id)) throw this.refusal(instance.id);
     const entry = this.entries.get(instance.id);
     this.entries.delete(instance.id);
     if (entry) {

@@ -596,6 +596,33 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         );
       },
     },
+    '0021_cluster': {
+      // Cluster mode (src/cluster/, docs/deployment.md): the processes sharing a PostgreSQL database
+      // announce themselves, and each instance's live session belongs to one of them through a
+      // lease. Times are the database's clock in milliseconds, so processes never compare clocks.
+      // SQLite gets the tables too (one migration set) and never uses them.
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('cluster_nodes')
+          .addColumn('node_id', 'text', (c) => c.primaryKey())
+          .addColumn('address', 'text', (c) => c.notNull())
+          .addColumn('started_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('heartbeat_at', sql.raw(big), (c) => c.notNull())
+          .addColumn('draining', 'boolean', (c) => c.notNull().defaultTo(false))
+          // Holds the deployment's lock (storage/active-lease.ts): admin routes and deployment-wide jobs run there.
+          .addColumn('leader', 'boolean', (c) => c.notNull().defaultTo(false))
+          .execute();
+        await db.schema
+          .createTable('instance_leases')
+          .addColumn('instance_id', 'text', (c) => c.primaryKey().references('instances.id').onDelete('cascade'))
+          .addColumn('owner', 'text')
+          // Grows by one at every change of owner: the fencing token of the owner's writes.
+          .addColumn('epoch', sql.raw(big), (c) => c.notNull())
+          .addColumn('expires_at', sql.raw(big), (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('instance_leases_owner').on('instance_leases').column('owner').execute();
+      },
+    },
   };
 }
 

@@ -475,6 +475,28 @@ export interface Database {
   auth_users: AuthUsersTable;
   auth_refresh_tokens: AuthRefreshTokensTable;
   auth_invitations: AuthInvitationsTable;
+  cluster_nodes: ClusterNodesTable;
+  instance_leases: InstanceLeasesTable;
+}
+
+/** A gateway process of a cluster (src/cluster/): where peers reach it and when it last spoke (database ms). */
+export interface ClusterNodesTable {
+  node_id: string;
+  address: string;
+  started_at: number;
+  heartbeat_at: number;
+  /** Set while it stops: it takes no more instances and hands its own over. */
+  draining: boolean;
+  /** Holds the deployment's lock: admin routes and deployment-wide jobs run there. */
+  leader: boolean;
+}
+
+/** Which process holds an instance's live session; `owner` null while handed over. */
+export interface InstanceLeasesTable {
+  instance_id: string;
+  owner: string | null;
+  epoch: number;
+  expires_at: number;
 }
 
 export type InstanceRow = Selectable<InstancesTable>;

@@ -1,0 +1,98 @@
+/**
+ * Cluster mode (docs/deployment.md): every process on one PostgreSQL database is active. Each holds
+ * the sessions of the instances it leases (node.ts), stores and delivers their events under a
+ * write fence, forwards requests for other instances to their owners (routing.ts), and hears the
+ * other processes over Redis (channel.ts): live events for WebSocket clients, instance changes,
+ * sandbox deliveries.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { ClusterConfig } from '../config.js';
+import { errors } from '../errors.js';
+import type { EventBus } from '../events/bus.js';
+import type { OutboxDispatcher } from '../events/dispatcher.js';
+import type { OutboxStore } from '../events/outbox.js';
+import type { InstanceService } from '../instance-registry/service.js';
+import type { SessionRegistry } from '../sessions/registry.js';
+import type { Storage } from '../storage/db.js';
+import { ClusterChannel, type ClusterTopic } from './channel.js';
+import { ClusterNode } from './node.js';
+import { ClusterRepo } from './repo.js';
+import { ClusterRouting } from './routing.js';
+
+export interface ClusterDeps {
+  storage: Storage;
+  instances: InstanceService;
+  sessions: SessionRegistry;
+  bus: EventBus;
+  dispatcher: OutboxDispatcher;
+  outbox: OutboxStore;
+  log: FastifyBaseLogger;
+}
+
+export class Cluster {
+  readonly node: ClusterNode;
+  readonly routing: ClusterRouting;
+
+  private constructor(
+    private readonly config: ClusterConfig,
+    private readonly channel: ClusterChannel,
+    deps: ClusterDeps,
+  ) {
+    const { sessions, bus, dispatcher, instances, log } = deps;
+    this.node = new ClusterNode(
+      new ClusterRepo(deps.storage.db),
+      config,
+      {
+        adopt: async (instanceId) => {
+          await sessions.resume(instanceId);
+          await dispatcher.resumeInstance(instanceId);
+        },
+        drop: async (instanceId) => {
+          // The session's last events are stored under our fence, then its lanes stop.
+          await sessions.release(instanceId);
+          await bus.settled();
+          await dispatcher.releaseInstance(instanceId);
+        },
+      },
+      log,
+    );
+    this.routing = new ClusterRouting(config.secret, this.node, config.forwardTimeoutMs);
+    const owns = (instanceId: string) => this.node.owns(instanceId);
+    sessions.activeWhen(owns, (instanceId) => errors.instanceMoving(instanceId, 1));
+    dispatcher.runOnlyFor(owns);
+    deps.outbox.fenceWith(this.node.fence);
+    instances.fenceConnectionState(this.node.fence);
+    // What one process changes in an instance, the others read again.
+    const changes = channel.topic('instances');
+    const origin = this.node.nodeId;
+    instances.onChange((id) => changes.publish(`${origin} ${id}`));
+    changes.subscribe((payload) => {
+      const [from, id] = payload.split(' ');
+      if (from !== origin && id) instances.forget(id);
+    });
+  }
+
+  static async create(config: ClusterConfig, redisUrl: string, prefix: string, deps: ClusterDeps): Promise<Cluster> {
+    const channel = new ClusterChannel(redisUrl, `${prefix}cluster`, deps.log);
+    await channel.start();
+    return new Cluster(config, channel, deps);
+  }
+
+  /** A topic between the processes (live events, sandbox deliveries). */
+  topic(name: string): ClusterTopic {
+    return this.channel.topic(name);
+  }
+
+  /** Joins once the HTTP server listens (`port` is where it listens). */
+  async start(host: string, port: number): Promise<void> {
+    const address = this.config.advertiseUrl ?? `http://${host}:${port}`;
+    await this.node.start(address);
+  }
+
+  /** Hands every instance over and leaves. */
+  async stop(): Promise<void> {
+    await this.node.stop();
+    await this.routing.close();
+    await this.channel.close();
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * Requests between the processes of a cluster (http/auth.ts `RequestRouting`): the process that took
+ * a request authenticates it, counts it against the rate limits, and passes it unchanged (body
+ * unread, streamed) to the process that serves it: the instance's owner, or the leader for admin
+ * routes. The answer streams back as it came. A forwarded request carries a proof derived from
+ * CLUSTER_SECRET and a hop count; it is never counted twice and travels at most `MAX_HOPS` times.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Agent, request as send } from 'undici';
+import { errors } from '../errors.js';
+import type { Placement, RequestRouting } from '../http/auth.js';
+
+export const PROOF_HEADER = 'x-waygate-cluster';
+export const HOPS_HEADER = 'x-waygate-hops';
+const MAX_HOPS = 3;
+
+/** Headers that belong to one connection, not to the request (RFC 9110 §7.6.1), plus the ones rewritten here. */
+const NOT_PASSED = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'host',
+  PROOF_HEADER,
+  HOPS_HEADER,
+]);
+
+export interface RoutingTarget {
+  place(instanceId: string, hops: number): Promise<Placement>;
+  leaderPlacement(): Placement | undefined;
+}
+
+export class ClusterRouting implements RequestRouting {
+  private readonly proof: Buffer;
+  private readonly agent: Agent;
+
+  constructor(
+    secret: string,
+    private readonly target: RoutingTarget,
+    private readonly timeoutMs: number,
+  ) {
+    // Not the secret itself: a header that reaches a log shows a digest, never CLUSTER_SECRET.
+    this.proof = Buffer.from(createHash('sha256').update(`waygate-cluster:${secret}`).digest('base64url'));
+    this.agent = new Agent({ keepAliveTimeout: 30_000, connections: 128, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  }
+
+  forwarded(request: FastifyRequest): boolean {
+    const given = request.headers[PROOF_HEADER];
+    if (typeof given !== 'string') return false;
+    const bytes = Buffer.from(given);
+    return bytes.length === this.proof.length && timingSafeEqual(bytes, this.proof);
+  }
+
+  private hops(request: FastifyRequest): number {
+    if (!this.forwarded(request)) return 0;
+    const hops = Number(request.headers[HOPS_HEADER]);
+    return Number.isInteger(hops) && hops > 0 ? hops : 1;
+  }
+
+  async instance(instanceId: string, request: FastifyRequest): Promise<Placement> {
+    const hops = this.hops(request);
+    const where = await this.target.place(instanceId, hops);
+    if (!where.here && hops >= MAX_HOPS) throw errors.instanceMoving(instanceId, 1);
+    return where;
+  }
+
+  admin(): Placement | undefined {
+    return this.target.leaderPlacement();
+  }
+
+  async forward(request: FastifyRequest, reply: FastifyReply, address: string): Promise<FastifyReply> {
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (value !== undefined && !NOT_PASSED.has(name)) headers[name] = value;
+    }
+    headers[PROOF_HEADER] = this.proof.toString();
+    headers[HOPS_HEADER] = String(this.hops(request) + 1);
+    headers['x-forwarded-for'] = [request.headers['x-forwarded-for'], request.ip].filter(Boolean).join(', ');
+    const hasBody = request.method !== 'GET' && request.method !== 'HEAD' && (headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined);
+    let answer: Awaited<ReturnType<typeof send>>;
+    try {
+      answer = await send(`${address}${request.url}`, {
+        method: request.method as 'GET',
+        headers,
+        body: hasBody ? request.raw : null,
+        dispatcher: this.agent,
+      });
+    } catch {
+      // The owner is gone or unreachable: it loses its leases at expiry and another process resumes them.
+      const instanceId = request.instance?.id ?? 'admin';
+      throw errors.instanceMoving(instanceId, 1);
+    }
+    void reply.code(answer.statusCode);
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value !== undefined && !NOT_PASSED.has(name)) void reply.header(name, value);
+    }
+    return reply.send(answer.body);
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
