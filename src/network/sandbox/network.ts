@@ -3,12 +3,21 @@
  * and which session is linked to which number. Sessions of sandbox instances live here; two of them
  * can message each other, and virtual contacts act through the /sandbox control routes.
  */
-import { createHash, randomFillSync, randomInt } from 'node:crypto';
+import { createHash, randomFillSync, randomInt, randomUUID } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Clock } from '../../clock.js';
 import { errors } from '../../errors.js';
-import { isGroupJid, STATUS_JID, toJid, type EventMedia, type MessageKey } from '../port.js';
-import type { SandboxSession } from './session.js';
+import { isGroupJid, STATUS_JID, toJid, type CanonicalEvent, type EventMedia, type MessageKey } from '../port.js';
+import type { IncomingMessage, SandboxSession } from './session.js';
+import {
+  mediaFromWire,
+  mediaToWire,
+  parseSpanMessage,
+  type SandboxSpanLogger,
+  type SandboxSpanTransport,
+  type SpanMessage,
+  type SpanPresence,
+} from './span.js';
 
 /** Random bytes drawn once per 256 message ids (one call into the system's generator, not one per id). */
 const ID_BYTES = 10;
@@ -38,6 +47,15 @@ export class SandboxNetwork {
   private readonly linked = new Map<string, SandboxSession>();
   /** Display names of virtual contacts (default: the number). */
   private readonly names = new Map<string, string>();
+  /** Set by span(): where deliveries to numbers not linked here go (span.ts). */
+  private spanTransport: SandboxSpanTransport | undefined;
+  private spanLog: SandboxSpanLogger | undefined;
+  /** Tells this process's own span messages apart. */
+  readonly spanOrigin = randomUUID();
+  /** Deliveries received from the span, one after another per recipient number (kept in order). */
+  private readonly spanQueues = new Map<string, Promise<void>>();
+  /** Delivers other events (world.emitTo) received from the span; attached by the SandboxWorld. */
+  private eventReceiver: ((to: string, event: CanonicalEvent) => Promise<void>) | undefined;
 
   constructor(
     readonly clock: Clock,
@@ -93,6 +111,12 @@ export class SandboxNetwork {
     return session;
   }
 
+  /** The session linked to `number` in this process, when it is connected. */
+  private connectedHere(number: string): SandboxSession | undefined {
+    const session = this.linked.get(number);
+    return session?.isConnected() ? session : undefined;
+  }
+
   /** Numbers the network knows by a session or a name. */
   knownNumbers(): Iterable<string> {
     return new Set([...this.linked.keys(), ...this.names.keys()]);
@@ -104,6 +128,45 @@ export class SandboxNetwork {
 
   nameOf(number: string): string {
     return this.linked.get(number)?.instanceName ?? this.names.get(number) ?? number;
+  }
+
+  /**
+   * Joins the sandbox networks of the other gateway processes on `transport`: from now on a delivery
+   * to a number not linked to a connected session here is published there, and what the other
+   * processes publish is delivered here when the number is linked to a connected session here.
+   */
+  span(transport: SandboxSpanTransport, log?: SandboxSpanLogger): void {
+    if (this.spanTransport) throw new Error(`the sandbox network already spans processes on ${this.spanTransport.description}`);
+    this.spanTransport = transport;
+    this.spanLog = log;
+    transport.subscribe((payload) => this.receiveSpanned(payload));
+  }
+
+  /** Whether span() was called: deliveries to numbers not linked here leave this process. */
+  get spanned(): boolean {
+    return this.spanTransport !== undefined;
+  }
+
+  /** Where the SandboxWorld delivers the events other processes emit to numbers linked here. */
+  attachEventReceiver(receiver: (to: string, event: CanonicalEvent) => Promise<void>): void {
+    this.eventReceiver = receiver;
+  }
+
+  /**
+   * Publishes an event for the instance linked to `to` in another process (world.emitTo of a number
+   * not linked here). Does nothing without span().
+   */
+  async spanEvent(to: string, event: CanonicalEvent): Promise<void> {
+    if (!this.spanTransport) return;
+    const { media, ...rest } = event;
+    this.publishSpan({
+      v: 1,
+      origin: this.spanOrigin,
+      kind: 'event',
+      to,
+      event: rest as CanonicalEvent,
+      ...(media ? { media: await mediaToWire(media) } : {}),
+    });
   }
 
   /** Delivers a text from any sender (virtual contact or instance) to a linked instance, if any. */
@@ -133,7 +196,9 @@ export class SandboxNetwork {
     // In a status post or a group the chat is not the sender: the sender is named as `participant`.
     const shared = options.chat !== undefined && (options.chat === STATUS_JID || isGroupJid(options.chat));
     const key = { remoteJid: shared ? options.chat! : toJid(from), fromMe: false, id: options.id ?? newMessageId() };
-    if (!target || !target.isConnected()) return undefined;
+    if (!target || !target.isConnected()) {
+      return this.spanTransport ? this.spanMessage(from, to, message, options, key, messageTimestamp, shared) : undefined;
+    }
     await target.receive(
       {
         key,
@@ -148,9 +213,12 @@ export class SandboxNetwork {
   }
 
   /** "typing…", "recording…" or "paused" of `from`, shown to the instance linked to `to`. */
-  async deliverPresence(from: string, to: string, presence: 'composing' | 'recording' | 'paused'): Promise<void> {
+  async deliverPresence(from: string, to: string, presence: SpanPresence): Promise<void> {
     const target = this.linked.get(to);
-    if (!target || !target.isConnected()) return;
+    if (!target || !target.isConnected()) {
+      if (this.spanTransport) this.publishSpan({ v: 1, origin: this.spanOrigin, kind: 'presence', to, from, presence });
+      return;
+    }
     const jid = toJid(from);
     await target.notify({ type: 'CHAT_PRESENCE', data: { remoteJid: jid, participant: jid, presence } });
   }
@@ -166,10 +234,11 @@ export class SandboxNetwork {
     pollMessageId: string,
     selectedOptions: string[],
   ): Promise<{ key: MessageKey; messageTimestamp: number }> {
-    const target = this.connectedSession(to);
+    // With a span, a number not linked here may be linked in another process; without, it is a 404.
+    const target = this.spanTransport ? this.connectedHere(to) : this.connectedSession(to);
     const messageTimestamp = Math.floor(this.clock.now() / 1000);
     const key = { remoteJid: toJid(from), fromMe: false, id: newMessageId() };
-    await target.receive({
+    const incoming: IncomingMessage = {
       key,
       pushName: this.nameOf(from),
       message: {
@@ -181,7 +250,92 @@ export class SandboxNetwork {
       },
       pollVote: { pollMessageId, selectedOptions },
       messageTimestamp,
+    };
+    if (target) await target.receive(incoming);
+    else this.publishSpan({ v: 1, origin: this.spanOrigin, kind: 'pollVote', to, from, incoming });
+    return { key, messageTimestamp };
+  }
+
+  // --- the span (span.ts) ---
+
+  private async spanMessage(
+    from: string,
+    to: string,
+    message: Record<string, unknown>,
+    options: { media?: EventMedia; chat?: string },
+    key: MessageKey,
+    messageTimestamp: number,
+    shared: boolean,
+  ): Promise<{ key: MessageKey; messageTimestamp: number }> {
+    const incoming: IncomingMessage = {
+      key,
+      ...(shared ? { participant: toJid(from) } : {}),
+      pushName: this.nameOf(from),
+      message,
+      messageTimestamp,
+    };
+    this.publishSpan({
+      v: 1,
+      origin: this.spanOrigin,
+      kind: 'message',
+      to,
+      from,
+      ...(options.chat !== undefined ? { chat: options.chat } : {}),
+      incoming,
+      ...(options.media ? { media: await mediaToWire(options.media) } : {}),
     });
     return { key, messageTimestamp };
+  }
+
+  /** Best-effort like the local path to a number nobody holds: a message that cannot leave is dropped. */
+  private publishSpan(message: SpanMessage): void {
+    try {
+      this.spanTransport?.publish(JSON.stringify(message));
+    } catch (err) {
+      this.spanLog?.debug({ err, kind: message.kind, to: message.to }, 'a sandbox span message could not be published');
+    }
+  }
+
+  private receiveSpanned(payload: string): void {
+    const message = parseSpanMessage(payload);
+    if (!message) {
+      this.spanLog?.debug({ via: this.spanTransport?.description }, 'ignored a sandbox span message of unknown shape');
+      return;
+    }
+    if (message.origin === this.spanOrigin) return;
+    const target = this.linked.get(message.to);
+    // Not linked here: another process holds the number, or nobody does.
+    if (!target || !target.isConnected()) return;
+    const previous = this.spanQueues.get(message.to) ?? Promise.resolve();
+    const next = previous
+      .then(() => this.deliverSpanned(message))
+      .catch((err: unknown) => {
+        this.spanLog?.debug({ err, kind: message.kind, to: message.to }, 'a sandbox span message could not be delivered');
+      });
+    this.spanQueues.set(message.to, next);
+    void next.then(() => {
+      if (this.spanQueues.get(message.to) === next) this.spanQueues.delete(message.to);
+    });
+  }
+
+  /** What the local path does with a delivery, for one received from another process. */
+  private async deliverSpanned(message: SpanMessage): Promise<void> {
+    // Looked up again: the session may have gone while earlier deliveries to it ran.
+    const target = this.linked.get(message.to);
+    if (!target || !target.isConnected()) return;
+    switch (message.kind) {
+      case 'message':
+        return target.receive(message.incoming, message.media ? mediaFromWire(message.media) : undefined);
+      case 'pollVote':
+        return target.receive(message.incoming);
+      case 'presence': {
+        const jid = toJid(message.from);
+        return target.notify({ type: 'CHAT_PRESENCE', data: { remoteJid: jid, participant: jid, presence: message.presence } });
+      }
+      case 'event': {
+        const event: CanonicalEvent = message.media ? { ...message.event, media: mediaFromWire(message.media) } : message.event;
+        return this.eventReceiver?.(message.to, event);
+      }
+    }
   }
 }

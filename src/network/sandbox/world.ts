@@ -210,7 +210,10 @@ export class SandboxWorld {
   constructor(
     readonly network: SandboxNetwork,
     private readonly store: WorldStore,
-  ) {}
+  ) {
+    // Events other gateway processes emit to numbers linked here (SandboxNetwork.span).
+    network.attachEventReceiver((number, event) => this.emitHere(number, event));
+  }
 
   now(): number {
     return Math.floor(this.network.clock.now() / 1000);
@@ -280,6 +283,18 @@ export class SandboxWorld {
 
   /** Emits an event to the connected sandbox instance linked to `number`, if any. */
   async emitTo(number: string, event: CanonicalEvent): Promise<void> {
+    const session = this.network.sessionOf(number);
+    if (!session || !session.isConnected()) {
+      // In cluster mode the number may be linked in another gateway process.
+      if (this.network.spanned) await this.network.spanEvent(number, event);
+      return;
+    }
+    const entry = this.hosts.get(session.instanceId);
+    if (entry) await entry.host.emit(event);
+  }
+
+  /** emitTo for an event from another process: only to a session of this process. */
+  private async emitHere(number: string, event: CanonicalEvent): Promise<void> {
     const session = this.network.sessionOf(number);
     if (!session || !session.isConnected()) return;
     const entry = this.hosts.get(session.instanceId);
