@@ -43,6 +43,8 @@ import { MessageStore } from './message-store/store.js';
 import { createMetricsRegistry, TrafficMetrics } from './server/metrics.js';
 import { SessionRegistry } from './sessions/registry.js';
 import { acquireActiveLease } from './storage/active-lease.js';
+import { Cluster } from './cluster/index.js';
+import { EventRelay } from './events/sinks/relay.js';
 import { openStorage, type OpenOptions, type Storage } from './storage/db.js';
 import { VERSION } from './version.js';
 import { callsModule } from './calls/module.js';
@@ -253,6 +255,17 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   }
   const sessions = new SessionRegistry(drivers, instances, bus, log, sleep);
   sessions.activeWhen(() => lease.role === 'active');
+  // Cluster mode: every process is active for the instances it leases (src/cluster/); the lease
+  // above only elects the leader, which serves admin routes and runs the deployment-wide jobs.
+  const cluster = config.cluster
+    ? await Cluster.create(config.cluster, config.kvStoreUrl!, config.kvStorePrefix, { storage, instances, sessions, bus, dispatcher, outbox, log })
+    : undefined;
+  const active = () => cluster !== undefined || lease.role === 'active';
+  if (cluster) {
+    // WebSocket clients of any process see every event (unless a broker relay does it already).
+    if (!channels.relay) bus.addLiveSink(new EventRelay(cluster.topic('events'), hub, log));
+    world.span(cluster.topic('sandbox'), log);
+  }
   instances.onDeletion(sessions);
   instances.onDeletion({ instanceDeleted: (id) => hub.disconnect(id, 4404, 'instance deleted') });
 
@@ -298,7 +311,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       deadLettersBySink: () => deadLetterStore.countBySink(),
       websocketClients: () => hub.count(),
       channels: channelHealth,
-      active: () => lease.role === 'active',
+      active,
       now: () => clock.now(),
     },
     traffic,
@@ -332,8 +345,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     resolvers,
     metrics,
     adminKey: admin.key,
-    active: () => lease.role === 'active',
-    role: () => lease.role,
+    active,
+    role: () => (active() ? 'active' : 'standby'),
     sandbox: { network: world, world: sandboxWorld },
     version: VERSION,
     startedAt,
@@ -351,7 +364,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     instances,
     rateLimitStore,
     resolvers,
-    standby: () => lease.role === 'standby',
+    standby: () => !active(),
+    ...(cluster ? { routing: cluster.routing } : {}),
     onAnswered: (method, route, status, seconds) => traffic.answered(method, route, status, seconds),
     logger: log,
     rootRoutes: modules.flatMap((m) => m.rootRoutes ?? []),
@@ -424,15 +438,29 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         void sweepOrphans().catch((error: unknown) => log.warn({ err: error }, 'orphan media sweep failed'));
         for (const module of modules) await module.start?.();
       };
-      if (lease.role === 'active') await takeOver();
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : config.port;
+      const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+      if (cluster) {
+        // Sessions and lanes come with the leases; the leader runs the deployment-wide jobs.
+        await cluster.start(host, port);
+        const lead = async () => {
+          if (closed) return;
+          cluster.node.setLeader(true);
+          for (const module of modules) await module.start?.();
+        };
+        if (lease.role === 'active') await lead();
+        else
+          void lease
+            .whenActive()
+            .then(lead)
+            .catch((error: unknown) => fatal(error instanceof Error ? error : new Error(String(error))));
+      } else if (lease.role === 'active') await takeOver();
       else
         void lease
           .whenActive()
           .then(takeOver)
           .catch((error: unknown) => fatal(error instanceof Error ? error : new Error(String(error))));
-      const address = app.server.address();
-      const port = typeof address === 'object' && address ? address.port : config.port;
-      const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
       return `http://${host}:${port}`;
     },
     async close() {
@@ -442,6 +470,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       clearInterval(messagePruner);
       await app.close();
       for (const module of [...modules].reverse()) await module.stop?.();
+      // Cluster mode: every instance is handed over cleanly before this process goes.
+      await cluster?.stop();
       await sessions.stop();
       await bus.settled();
       await messageStore.settled();

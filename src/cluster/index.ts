@@ -7,7 +7,6 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { ClusterConfig } from '../config.js';
-import { errors } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import type { OutboxDispatcher } from '../events/dispatcher.js';
 import type { OutboxStore } from '../events/outbox.js';
@@ -58,7 +57,7 @@ export class Cluster {
     );
     this.routing = new ClusterRouting(config.secret, this.node, config.forwardTimeoutMs);
     const owns = (instanceId: string) => this.node.owns(instanceId);
-    sessions.activeWhen(owns, (instanceId) => errors.instanceMoving(instanceId, 1));
+    sessions.activeWhen(owns, (instanceId) => this.routing.refusal(instanceId));
     dispatcher.runOnlyFor(owns);
     deps.outbox.fenceWith(this.node.fence);
     instances.fenceConnectionState(this.node.fence);

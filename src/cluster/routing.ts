@@ -8,7 +8,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Agent, request as send } from 'undici';
-import { errors } from '../errors.js';
+import { errors, type AppError } from '../errors.js';
 import type { Placement, RequestRouting } from '../http/auth.js';
 
 export const PROOF_HEADER = 'x-waygate-cluster';
@@ -37,6 +37,7 @@ export interface RoutingTarget {
 export class ClusterRouting implements RequestRouting {
   private readonly proof: Buffer;
   private readonly agent: Agent;
+  private readonly refusals = new WeakMap<Error, string>();
 
   constructor(
     secret: string,
@@ -72,7 +73,32 @@ export class ClusterRouting implements RequestRouting {
     return this.target.leaderPlacement();
   }
 
-  async forward(request: FastifyRequest, reply: FastifyReply, address: string): Promise<FastifyReply> {
+  /** The refusal a session lookup throws for an instance held elsewhere (serveElsewhere recognises it). */
+  refusal(instanceId: string): AppError {
+    const error = errors.instanceMoving(instanceId, 1);
+    this.refusals.set(error, instanceId);
+    return error;
+  }
+
+  /**
+   * A route reached for the session of an instance another process holds (admin routes naming an
+   * instance: the leader serves them, the owner holds the session): the request, with its parsed
+   * JSON body, is served by the owner. Undefined (the 503 stands) for other errors, bodies that are
+   * not JSON, or when the instance cannot be placed now.
+   */
+  async serveElsewhere(error: AppError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    const instanceId = this.refusals.get(error);
+    if (instanceId === undefined || reply.sent) return undefined;
+    const hops = this.hops(request);
+    const json = (request.headers['content-type'] ?? '').includes('json');
+    if (hops >= MAX_HOPS || (request.body !== undefined && request.body !== null && !json)) return undefined;
+    const where = await this.target.place(instanceId, hops).catch(() => undefined);
+    if (!where || where.here) return undefined;
+    const body = request.body === undefined || request.body === null ? null : JSON.stringify(request.body);
+    return this.forward(request, reply, where.address, body);
+  }
+
+  async forward(request: FastifyRequest, reply: FastifyReply, address: string, parsed?: string | null): Promise<FastifyReply> {
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(request.headers)) {
       if (value !== undefined && !NOT_PASSED.has(name)) headers[name] = value;
@@ -80,13 +106,22 @@ export class ClusterRouting implements RequestRouting {
     headers[PROOF_HEADER] = this.proof.toString();
     headers[HOPS_HEADER] = String(this.hops(request) + 1);
     headers['x-forwarded-for'] = [request.headers['x-forwarded-for'], request.ip].filter(Boolean).join(', ');
-    const hasBody = request.method !== 'GET' && request.method !== 'HEAD' && (headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined);
+    let body: string | FastifyRequest['raw'] | null;
+    if (parsed !== undefined) {
+      // The body was read here already: send it again as JSON, with its own length.
+      body = parsed;
+      delete headers['content-length'];
+    } else {
+      const hasBody =
+        request.method !== 'GET' && request.method !== 'HEAD' && (headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined);
+      body = hasBody ? request.raw : null;
+    }
     let answer: Awaited<ReturnType<typeof send>>;
     try {
       answer = await send(`${address}${request.url}`, {
         method: request.method as 'GET',
         headers,
-        body: hasBody ? request.raw : null,
+        body,
         dispatcher: this.agent,
       });
     } catch {

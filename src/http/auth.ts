@@ -10,6 +10,7 @@ import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import type { Instance, InstanceService } from '../instance-registry/service.js';
 import { hashToken } from '../instance-registry/tokens.js';
+import type { ServeElsewhere } from './errors.js';
 import type { SlidingWindowStore } from './rate-limit.js';
 
 /** Who called an admin route with something other than the admin key (auth/: a signed-in user's JWT). */
@@ -70,6 +71,8 @@ export interface RequestRouting {
   admin(request: FastifyRequest): Placement | undefined;
   /** Sends the request, body unread, to `address` and answers with what comes back. */
   forward(request: FastifyRequest, reply: FastifyReply, address: string): Promise<FastifyReply>;
+  /** See http/errors.ts ServeElsewhere. */
+  serveElsewhere: ServeElsewhere;
 }
 
 async function enforce(store: SlidingWindowStore, key: string, limit: number, options: AuthOptions, reply: FastifyReply) {

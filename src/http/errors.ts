@@ -2,7 +2,7 @@
  * The one place that turns any error into `{ "error": "...", "code": "..." }`, every code declared
  * in src/errors.ts. No input may produce a 500.
  */
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errors } from '../errors.js';
 
 /** Validation errors list every problem found, up to this many. */
@@ -51,9 +51,17 @@ function send(reply: FastifyReply, error: AppError) {
   return reply.status(error.status).send({ error: error.message, code: error.code, ...error.extra });
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+/**
+ * Cluster mode: a route that reached for a session another process holds (an admin route naming an
+ * instance) is served there instead; answers undefined when it cannot be (then the error stands).
+ */
+export type ServeElsewhere = (error: AppError, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>;
+
+export function registerErrorHandling(app: FastifyInstance, elsewhere?: ServeElsewhere): void {
+  app.setErrorHandler(async (error: FastifyError | AppError, request, reply) => {
     if (error instanceof AppError) {
+      const served = elsewhere ? await elsewhere(error, request, reply) : undefined;
+      if (served) return served;
       if (error.status === 500) request.log.error({ err: error }, 'internal error');
       return send(reply, error);
     }

@@ -1,0 +1,116 @@
+/**
+ * Cluster mode with three gateway processes' worth of gateways (in this test process) on one
+ * PostgreSQL schema and one Redis: instances spread over them, any gateway answers for any
+ * instance, two instances held by different gateways talk to each other, and a gateway that leaves
+ * hands its instances over to the others without losing an event.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dropSchema } from '../src/storage/db.js';
+import { PG_URL, connectedInstance, newSchemaName, startGateway, uniqueNumber, waitFor, type TestGateway, type TestInstance } from './support/gateway.js';
+import { WebhookReceiver } from './support/receiver.js';
+
+const schema = newSchemaName();
+const env = {
+  CLUSTER_SECRET: randomBytes(24).toString('base64url'),
+  CLUSTER_LEASE_MS: '3000',
+  CLUSTER_TICK_MS: '250',
+  STANDBY_POLL_MS: '200',
+  KV_STORE_URL: 'redis://127.0.0.1:6379',
+  KV_STORE_PREFIX: `wgc${randomBytes(3).toString('hex')}:`,
+};
+
+let db: pg.Pool;
+async function owners(): Promise<Map<string, string | null>> {
+  const { rows } = await db.query<{ instance_id: string; owner: string | null }>(
+    `select instance_id, case when expires_at > (extract(epoch from clock_timestamp()) * 1000)::bigint then owner end as owner from "${schema}".instance_leases`,
+  );
+  return new Map(rows.map((row) => [row.instance_id, row.owner]));
+}
+
+describe('cluster mode: every process active on one PostgreSQL and Redis', () => {
+  const gateways: TestGateway[] = [];
+  const receiver = new WebhookReceiver();
+
+  beforeAll(async () => {
+    db = new pg.Pool({ connectionString: PG_URL, max: 2 });
+    await receiver.start();
+    for (let i = 0; i < 3; i += 1) gateways.push(await startGateway({ dialect: 'postgres', schema, keepSchema: true, env }));
+    await waitFor(
+      async () => ((await db.query(`select count(*)::int as n from "${schema}".cluster_nodes`)).rows[0].n === 3 ? true : undefined),
+      10_000,
+      'three nodes announced',
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const gw of gateways) await gw.stop().catch(() => undefined);
+    await receiver.stop();
+    await db.end();
+    await dropSchema(PG_URL, schema);
+  }, 60_000);
+
+  it('spreads instances, answers for any instance anywhere, and hands over cleanly when a process leaves', async () => {
+    const instances: TestInstance[] = [];
+    for (let i = 0; i < 24; i += 1) {
+      instances.push(
+        await connectedInstance(gateways[i % 3]!, uniqueNumber(), { webhookUrl: receiver.url, webhookEvents: ['MESSAGE', 'SEND_MESSAGE'] }),
+      );
+    }
+    // Every instance is leased, by more than one process.
+    const held = await waitFor(
+      async () => {
+        const map = await owners();
+        return instances.every((i) => map.get(i.id)) ? map : undefined;
+      },
+      10_000,
+      'every instance leased',
+    );
+    const counts = new Map<string, number>();
+    for (const i of instances) counts.set(held.get(i.id)!, (counts.get(held.get(i.id)!) ?? 0) + 1);
+    expect(counts.size).toBe(3);
+
+    // Sends through every gateway, between instances held by different processes.
+    const sent: string[] = [];
+    for (let i = 0; i < instances.length; i += 1) {
+      const from = instances[i]!;
+      const to = instances[(i + 1) % instances.length]!;
+      const res = await gateways[(i + 2) % 3]!.api('POST', '/api/v1/send/text', { key: from.token, body: { number: to.number, text: `hello ${i}` } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      sent.push(res.body.key.id);
+    }
+    const received = (id: string, type: string) =>
+      receiver.requests.filter((r) => r.json?.event === type && r.json?.data?.key?.id === id);
+    await waitFor(() => (sent.every((id) => received(id, 'SEND_MESSAGE').length > 0 && received(id, 'MESSAGE').length > 0) ? true : undefined), 15_000, 'every send and its receipt delivered');
+    for (const id of sent) {
+      expect(received(id, 'SEND_MESSAGE')).toHaveLength(1);
+      expect(received(id, 'MESSAGE')).toHaveLength(1);
+    }
+
+    // One process leaves: its instances move to the other two and come back connected.
+    const leaving = gateways.shift()!;
+    await leaving.stop();
+    await waitFor(
+      async () => {
+        const map = await owners();
+        return instances.every((i) => map.get(i.id)) ? true : undefined;
+      },
+      10_000,
+      'every instance leased again',
+    );
+    for (const [i, from] of instances.entries()) {
+      const to = instances[(i + 5) % instances.length]!;
+      const res = await waitFor(async () => {
+        const r = await gateways[i % 2]!.api('POST', '/api/v1/send/text', { key: from.token, body: { number: to.number, text: `after ${i}` } });
+        return r.status === 200 ? r : undefined;
+      }, 10_000, `a send from instance ${i} after the hand-over`);
+      sent.push(res.body.key.id);
+    }
+    await waitFor(() => (sent.every((id) => received(id, 'MESSAGE').length > 0) ? true : undefined), 15_000, 'every message received after the hand-over');
+    for (const id of sent) {
+      expect(received(id, 'SEND_MESSAGE')).toHaveLength(1);
+      expect(received(id, 'MESSAGE')).toHaveLength(1);
+    }
+  }, 120_000);
+});
