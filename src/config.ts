@@ -213,8 +213,9 @@ function clusterConfig(env: Env, databaseUrl: string, kvStoreUrl: string | undef
   if (secret === undefined) return undefined;
   if (secret.length < 32) throw new ConfigError('CLUSTER_SECRET', 'must be at least 32 characters');
   if (databaseUrl.startsWith('sqlite:')) throw new ConfigError('CLUSTER_SECRET', 'cluster mode needs a PostgreSQL DATABASE_URL');
-  if (kvStoreUrl === undefined) throw new ConfigError('CLUSTER_SECRET', 'cluster mode needs KV_STORE_URL (Redis carries traffic between processes)');
-  const leaseMs = integer(env, 'CLUSTER_LEASE_MS', 8000, 1000, 600_000);
+  if (kvStoreUrl === undefined)
+    throw new ConfigError('CLUSTER_SECRET', 'cluster mode needs KV_STORE_URL (Redis carries traffic between processes)');
+  const leaseMs = integer(env, 'CLUSTER_LEASE_MS', 6000, 1000, 600_000);
   const tickMs = integer(env, 'CLUSTER_TICK_MS', Math.max(250, Math.floor(leaseMs / 4)), 100, 600_000);
   if (tickMs * 2 > leaseMs) throw new ConfigError('CLUSTER_TICK_MS', `must be at most half of CLUSTER_LEASE_MS (${leaseMs})`);
   const advertise = url(env, 'CLUSTER_ADVERTISE_URL', ['http', 'https']);

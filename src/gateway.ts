@@ -258,7 +258,15 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   // Cluster mode: every process is active for the instances it leases (src/cluster/); the lease
   // above only elects the leader, which serves admin routes and runs the deployment-wide jobs.
   const cluster = config.cluster
-    ? await Cluster.create(config.cluster, config.kvStoreUrl!, config.kvStorePrefix, { storage, instances, sessions, bus, dispatcher, outbox, log })
+    ? await Cluster.create(config.cluster, config.kvStoreUrl!, config.kvStorePrefix, {
+        storage,
+        instances,
+        sessions,
+        bus,
+        dispatcher,
+        outbox,
+        log,
+      })
     : undefined;
   const active = () => cluster !== undefined || lease.role === 'active';
   if (cluster) {

@@ -8,7 +8,16 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropSchema } from '../src/storage/db.js';
-import { PG_URL, connectedInstance, newSchemaName, startGateway, uniqueNumber, waitFor, type TestGateway, type TestInstance } from './support/gateway.js';
+import {
+  PG_URL,
+  connectedInstance,
+  newSchemaName,
+  startGateway,
+  uniqueNumber,
+  waitFor,
+  type TestGateway,
+  type TestInstance,
+} from './support/gateway.js';
 import { WebhookReceiver } from './support/receiver.js';
 
 const schema = newSchemaName();
@@ -76,13 +85,19 @@ describe('cluster mode: every process active on one PostgreSQL and Redis', () =>
     for (let i = 0; i < instances.length; i += 1) {
       const from = instances[i]!;
       const to = instances[(i + 1) % instances.length]!;
-      const res = await gateways[(i + 2) % 3]!.api('POST', '/api/v1/send/text', { key: from.token, body: { number: to.number, text: `hello ${i}` } });
+      const res = await gateways[(i + 2) % 3]!.api('POST', '/api/v1/send/text', {
+        key: from.token,
+        body: { number: to.number, text: `hello ${i}` },
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       sent.push(res.body.key.id);
     }
-    const received = (id: string, type: string) =>
-      receiver.requests.filter((r) => r.json?.event === type && r.json?.data?.key?.id === id);
-    await waitFor(() => (sent.every((id) => received(id, 'SEND_MESSAGE').length > 0 && received(id, 'MESSAGE').length > 0) ? true : undefined), 15_000, 'every send and its receipt delivered');
+    const received = (id: string, type: string) => receiver.requests.filter((r) => r.json?.event === type && r.json?.data?.key?.id === id);
+    await waitFor(
+      () => (sent.every((id) => received(id, 'SEND_MESSAGE').length > 0 && received(id, 'MESSAGE').length > 0) ? true : undefined),
+      15_000,
+      'every send and its receipt delivered',
+    );
     for (const id of sent) {
       expect(received(id, 'SEND_MESSAGE')).toHaveLength(1);
       expect(received(id, 'MESSAGE')).toHaveLength(1);
@@ -101,13 +116,24 @@ describe('cluster mode: every process active on one PostgreSQL and Redis', () =>
     );
     for (const [i, from] of instances.entries()) {
       const to = instances[(i + 5) % instances.length]!;
-      const res = await waitFor(async () => {
-        const r = await gateways[i % 2]!.api('POST', '/api/v1/send/text', { key: from.token, body: { number: to.number, text: `after ${i}` } });
-        return r.status === 200 ? r : undefined;
-      }, 10_000, `a send from instance ${i} after the hand-over`);
+      const res = await waitFor(
+        async () => {
+          const r = await gateways[i % 2]!.api('POST', '/api/v1/send/text', {
+            key: from.token,
+            body: { number: to.number, text: `after ${i}` },
+          });
+          return r.status === 200 ? r : undefined;
+        },
+        10_000,
+        `a send from instance ${i} after the hand-over`,
+      );
       sent.push(res.body.key.id);
     }
-    await waitFor(() => (sent.every((id) => received(id, 'MESSAGE').length > 0) ? true : undefined), 15_000, 'every message received after the hand-over');
+    await waitFor(
+      () => (sent.every((id) => received(id, 'MESSAGE').length > 0) ? true : undefined),
+      15_000,
+      'every message received after the hand-over',
+    );
     for (const id of sent) {
       expect(received(id, 'SEND_MESSAGE')).toHaveLength(1);
       expect(received(id, 'MESSAGE')).toHaveLength(1);

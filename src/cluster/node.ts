@@ -34,6 +34,9 @@ export interface OwnershipHooks {
 /** Where a request for an instance is served. */
 export type Placement = { here: true } | { here: false; address: string };
 
+/** Instances resumed at once when many arrive together (a process died). */
+const ADOPT_PARALLEL = 16;
+
 export function newNodeId(): string {
   return `${os.hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
 }
@@ -44,6 +47,8 @@ export class ClusterNode {
   private readonly held = new Map<string, number>();
   /** Hand-overs under way (requests for them wait, then go to the next owner). */
   private readonly moving = new Map<string, Promise<void>>();
+  /** Instances being resumed here (requests for them wait until their session is back). */
+  private readonly arriving = new Map<string, Promise<void>>();
   /** Until when (performance.now()) the leases renewed last are surely still ours. */
   private validUntil = 0;
   private owners = new Map<string, string | null>();
@@ -108,6 +113,7 @@ export class ClusterNode {
    */
   async place(instanceId: string, hops: number): Promise<Placement> {
     await this.moving.get(instanceId);
+    await this.arriving.get(instanceId);
     if (this.owns(instanceId)) return { here: true };
     const known = this.owners.get(instanceId);
     if (known && known !== this.nodeId) {
@@ -208,19 +214,24 @@ export class ClusterNode {
       this.options.movesPerTick,
     );
     if (plan.claim.length > 0) {
-      for (const lease of await this.repo.claim(this.nodeId, plan.claim, this.options.leaseMs)) await this.take(lease);
+      const taken = await this.repo.claim(this.nodeId, plan.claim, this.options.leaseMs);
+      // A dead process's instances come back in parallel (each resume waits on its own I/O).
+      for (let i = 0; i < taken.length; i += ADOPT_PARALLEL)
+        await Promise.all(taken.slice(i, i + ADOPT_PARALLEL).map((lease) => this.take(lease)));
     }
     for (const instanceId of plan.release) if (this.held.has(instanceId)) await this.handOver(instanceId);
   }
 
-  private async take(lease: HeldLease): Promise<void> {
-    this.held.set(lease.instanceId, lease.epoch);
-    this.owners.set(lease.instanceId, this.nodeId);
-    try {
-      await this.hooks.adopt(lease.instanceId);
-    } catch (error) {
-      this.log.warn({ err: error, instanceId: lease.instanceId }, 'could not resume an instance taken over');
-    }
+  private take(lease: HeldLease): Promise<void> {
+    const { instanceId } = lease;
+    this.held.set(instanceId, lease.epoch);
+    this.owners.set(instanceId, this.nodeId);
+    const arrival = this.hooks
+      .adopt(instanceId)
+      .catch((error: unknown) => this.log.warn({ err: error, instanceId }, 'could not resume an instance taken over'))
+      .finally(() => this.arriving.delete(instanceId));
+    this.arriving.set(instanceId, arrival);
+    return arrival;
   }
 
   /** A clean hand-over: drop locally while the lease still fences our writes, then give it back. */

@@ -40,16 +40,16 @@ export class ClusterRepo {
     await sql`insert into cluster_nodes (node_id, address, started_at, heartbeat_at, draining, leader)
       values (${nodeId}, ${address}, ${NOW}, ${NOW}, ${draining}, ${leader})
       on conflict (node_id) do update set address = excluded.address, heartbeat_at = excluded.heartbeat_at,
-        draining = excluded.draining, leader = excluded.leader`.execute(
-      this.db,
-    );
+        draining = excluded.draining, leader = excluded.leader`.execute(this.db);
   }
 
   /** Every node heard from within `staleMs` (live ones within `leaseMs`); older rows are dropped. */
   async nodes(leaseMs: number, staleMs: number): Promise<NodeRow[]> {
     await sql`delete from cluster_nodes where heartbeat_at < ${NOW} - ${staleMs}`.execute(this.db);
     const { rows } = await sql<{ node_id: string; address: string; draining: boolean; leader: boolean; live: boolean }>`
-      select node_id, address, draining, leader, heartbeat_at > ${NOW} - ${leaseMs} as live from cluster_nodes order by node_id`.execute(this.db);
+      select node_id, address, draining, leader, heartbeat_at > ${NOW} - ${leaseMs} as live from cluster_nodes order by node_id`.execute(
+      this.db,
+    );
     return rows.map((row) => ({ nodeId: row.node_id, address: row.address, draining: row.draining, leader: row.leader, live: row.live }));
   }
 
@@ -118,7 +118,12 @@ export class ClusterRepo {
    * The fence (storage/fence.ts): which of `instanceIds` `nodeId` does not hold at the epoch it
    * believes (`epochOf`), read with a share lock that makes a concurrent take-over wait for `trx`.
    */
-  async stale(trx: Kysely<Database>, nodeId: string, instanceIds: string[], epochOf: (id: string) => number | undefined): Promise<string[]> {
+  async stale(
+    trx: Kysely<Database>,
+    nodeId: string,
+    instanceIds: string[],
+    epochOf: (id: string) => number | undefined,
+  ): Promise<string[]> {
     const { rows } = await sql<{ instance_id: string; epoch: string | number }>`
       select instance_id, epoch from instance_leases
       where instance_id = any(${instanceIds}::text[]) and owner = ${nodeId} and expires_at > ${NOW}

@@ -113,7 +113,9 @@ export class ClusterRouting implements RequestRouting {
       delete headers['content-length'];
     } else {
       const hasBody =
-        request.method !== 'GET' && request.method !== 'HEAD' && (headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined);
+        request.method !== 'GET' &&
+        request.method !== 'HEAD' &&
+        (headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined);
       body = hasBody ? request.raw : null;
     }
     let answer: Awaited<ReturnType<typeof send>>;

@@ -130,7 +130,7 @@ export class OutboxDispatcher {
       lane.wake?.();
       lane.onArrival?.();
     }
-    await Promise.all(lanes.map((lane) => lane.finished));
+    await Promise.all(lanes.map((lane) => lane.finished ?? Promise.resolve()));
   }
 
   /** Resolves when no lane is running (tests and graceful shutdown). */

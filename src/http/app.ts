@@ -89,7 +89,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // The one error body, referenced by every route's error replies as `Error#`.
   app.addSchema(ErrorReply);
-  registerErrorHandling(app, options.routing ? (error, request, reply) => options.routing!.serveElsewhere(error, request, reply) : undefined);
+  registerErrorHandling(
+    app,
+    options.routing ? (error, request, reply) => options.routing!.serveElsewhere(error, request, reply) : undefined,
+  );
   registerVersioning(app, clock);
   await app.register(cors, {
     origin: config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',').map((o) => o.trim()),

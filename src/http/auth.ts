@@ -132,13 +132,10 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       request.instance = (await instanceByResolvers(key, request, options)) ?? (await options.instances.authenticate(key));
     }
     // (Always set here: every way without a key has returned or thrown.)
-    if (keyHash !== undefined && !forwarded) await enforce(options.store, `key:${keyHash.slice(0, 32)}`, options.limits.perKey, options, reply);
+    if (keyHash !== undefined && !forwarded)
+      await enforce(options.store, `key:${keyHash.slice(0, 32)}`, options.limits.perKey, options, reply);
     if (!routing) return;
-    const where = request.instance
-      ? await routing.instance(request.instance.id, request)
-      : forwarded
-        ? undefined
-        : routing.admin(request);
+    const where = request.instance ? await routing.instance(request.instance.id, request) : forwarded ? undefined : routing.admin(request);
     if (where && !where.here) return routing.forward(request, reply, where.address);
   });
 }
