@@ -174,6 +174,11 @@ export class ClusterNode {
     }, this.options.tickMs);
   }
 
+  /** One round now (heartbeat, renewal, balance): tests drive the node with it. */
+  step(): Promise<void> {
+    return this.runTick();
+  }
+
   private async runTick(): Promise<void> {
     try {
       await this.tick();
