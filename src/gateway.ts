@@ -44,6 +44,7 @@ import { createMetricsRegistry, TrafficMetrics } from './server/metrics.js';
 import { SessionRegistry } from './sessions/registry.js';
 import { acquireActiveLease } from './storage/active-lease.js';
 import { Cluster } from './cluster/index.js';
+import type { WriteFence } from './storage/fence.js';
 import { EventRelay } from './events/sinks/relay.js';
 import { openStorage, type OpenOptions, type Storage } from './storage/db.js';
 import { VERSION } from './version.js';
@@ -250,6 +251,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         },
         logger: log,
         clock,
+        // Bound late: the cluster is built once sessions exist, before any session opens.
+        ...(config.cluster ? { fence: (trx: Parameters<WriteFence>[0], ids: string[]) => cluster!.node.fence(trx, ids) } : {}),
       }),
     );
   }

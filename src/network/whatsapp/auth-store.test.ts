@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../clock.js';
 import { dropSchema, type Storage } from '../../storage/db.js';
+import { StaleOwnerError } from '../../storage/fence.js';
 import { LidDirectory } from './addresses.js';
 import { authStateFor, WhatsAppAuthStore } from './auth-store.js';
 import { isUncachedKeyEntry, TtlCache } from './caches.js';
@@ -37,6 +38,27 @@ describe.each(dialects)('auth store on $name', ({ url, schema }) => {
   afterAll(async () => {
     await storage.close();
     if (schema) await dropSchema(PG_URL, schema);
+  });
+
+  it('under a cluster fence, a process that no longer owns the instance writes no creds, keys or wipe', async () => {
+    const id = await addInstance();
+    const creds = initAuthCreds();
+    await store.saveCreds(id, creds);
+    await store.setKeys(id, { 'pre-key': { '1': { public: Buffer.from([1]), private: Buffer.from([2]) } } });
+    let owner = true;
+    const fenced = new WhatsAppAuthStore(storage.db, systemClock, (_trx, ids) => Promise.resolve(owner ? [] : ids));
+    creds.registered = true;
+    await fenced.saveCreds(id, creds);
+    expect((await store.loadCreds(id))?.registered).toBe(true);
+    owner = false;
+    creds.registered = false;
+    await expect(fenced.saveCreds(id, creds)).rejects.toBeInstanceOf(StaleOwnerError);
+    await expect(
+      fenced.setKeys(id, { 'pre-key': { '1': null, '2': { public: Buffer.from([3]), private: Buffer.from([4]) } } }),
+    ).rejects.toBeInstanceOf(StaleOwnerError);
+    await expect(fenced.wipe(id)).rejects.toBeInstanceOf(StaleOwnerError);
+    expect((await store.loadCreds(id))?.registered).toBe(true);
+    expect(Object.keys(await store.getKeys(id, 'pre-key', ['1', '2']))).toEqual(['1']);
   });
 
   it('creds round-trip with their binary keys intact', async () => {

@@ -21,6 +21,7 @@ import {
 } from 'baileys';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../../clock.js';
+import { passFence, type WriteFence } from '../../storage/fence.js';
 import type { Database } from '../../storage/schema.js';
 
 type KeyType = keyof SignalDataTypeMap;
@@ -53,6 +54,8 @@ export class WhatsAppAuthStore {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    /** Cluster mode: only the instance's owner writes its device keys (storage/fence.ts). */
+    private readonly fence?: WriteFence,
   ) {}
 
   async loadCreds(instanceId: string): Promise<AuthenticationCreds | undefined> {
@@ -63,11 +66,20 @@ export class WhatsAppAuthStore {
   async saveCreds(instanceId: string, creds: AuthenticationCreds): Promise<void> {
     const text = serialise(creds);
     const now = this.clock.now();
-    await this.db
-      .insertInto('whatsapp_auth_creds')
-      .values({ instance_id: instanceId, creds: text, updated_at: now })
-      .onConflict((oc) => oc.column('instance_id').doUpdateSet({ creds: text, updated_at: now }))
-      .execute();
+    const write = (db: Kysely<Database>) =>
+      db
+        .insertInto('whatsapp_auth_creds')
+        .values({ instance_id: instanceId, creds: text, updated_at: now })
+        .onConflict((oc) => oc.column('instance_id').doUpdateSet({ creds: text, updated_at: now }))
+        .execute();
+    if (!this.fence) {
+      await write(this.db);
+      return;
+    }
+    await this.db.transaction().execute(async (trx) => {
+      await passFence(this.fence, trx, [instanceId]);
+      await write(trx);
+    });
   }
 
   async getKeys<T extends KeyType>(instanceId: string, type: T, ids: string[]): Promise<Record<string, SignalDataTypeMap[T]>> {
@@ -119,6 +131,7 @@ export class WhatsAppAuthStore {
       else runs.push([op]);
     }
     await this.db.transaction().execute(async (trx) => {
+      await passFence(this.fence, trx, [instanceId]);
       for (const run of runs) {
         const first = run[0]!;
         if (first.value === null) {
@@ -150,6 +163,7 @@ export class WhatsAppAuthStore {
   /** Forgets the linked device (creds and keys) in one transaction; the LID mapping is kept. */
   async wipe(instanceId: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
+      await passFence(this.fence, trx, [instanceId]);
       await trx.deleteFrom('whatsapp_auth_keys').where('instance_id', '=', instanceId).execute();
       await trx.deleteFrom('whatsapp_auth_creds').where('instance_id', '=', instanceId).execute();
     });

@@ -9,6 +9,7 @@ type ILogger = NonNullable<UserFacingSocketConfig['logger']>;
 import type { Kysely } from 'kysely';
 import { systemClock, type Clock } from '../../clock.js';
 import type { WhatsAppConfig } from '../../config.js';
+import type { WriteFence } from '../../storage/fence.js';
 import type { Database } from '../../storage/schema.js';
 import type { ChatMessages, MessageLookup, NetworkDriver, SessionHost } from '../port.js';
 import { WhatsAppAuthStore } from './auth-store.js';
@@ -37,6 +38,8 @@ export interface WhatsAppDriverOptions {
   instanceConfig(instanceId: string): Promise<InstanceNetworkConfig>;
   logger: DriverLogger;
   clock?: Clock;
+  /** Cluster mode: device keys and credentials are written only by the instance's owner (storage/fence.ts). */
+  fence?: WriteFence;
   timers?: Timers;
   random?: () => number;
   /** The gateway's message store, for messages older than the in-memory window. */
@@ -71,7 +74,7 @@ export class WhatsAppDriver implements NetworkDriver {
   private readonly sessions = new Set<WhatsAppSession>();
 
   constructor(private readonly options: WhatsAppDriverOptions) {
-    this.store = new WhatsAppAuthStore(options.db, options.clock ?? systemClock);
+    this.store = new WhatsAppAuthStore(options.db, options.clock ?? systemClock, options.fence);
     this.messages = new LayeredMessageStore(new MemoryMessageStore(options.settings.messageCacheSize), options.sharedMessages);
     this.state = new WhatsAppStateStore(options.db, options.clock ?? systemClock);
     this.chatMessages = options.chatMessages;
