@@ -136,6 +136,8 @@ export interface Gateway {
   media: MediaStore;
   /** Media request bodies held in memory now (MEDIA_INFLIGHT_MAX_BYTES). */
   mediaAdmission: MediaAdmission;
+  /** Cluster mode only (src/cluster/): this process as a member. */
+  cluster: Cluster | undefined;
   /** Starts listening; resolves with the base URL. */
   listen(): Promise<string>;
   close(): Promise<void>;
@@ -435,6 +437,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     sandbox: world,
     media: mediaStore,
     mediaAdmission,
+    cluster,
     async listen() {
       await app.listen({ port: config.port, host: config.host });
       // Only the active process holds sessions and delivers; a standby takes over when it wins the lease.

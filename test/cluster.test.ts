@@ -26,6 +26,7 @@ const env = {
   CLUSTER_LEASE_MS: '3000',
   CLUSTER_TICK_MS: '250',
   STANDBY_POLL_MS: '200',
+  BATCH_MIN_INTERVAL_MS: '50',
   KV_STORE_URL: 'redis://127.0.0.1:6379',
   KV_STORE_PREFIX: `wgc${randomBytes(3).toString('hex')}:`,
 };
@@ -48,7 +49,7 @@ describe('cluster mode: every process active on one PostgreSQL and Redis', () =>
     for (let i = 0; i < 3; i += 1) gateways.push(await startGateway({ dialect: 'postgres', schema, keepSchema: true, env }));
     await waitFor(
       async () => ((await db.query(`select count(*)::int as n from "${schema}".cluster_nodes`)).rows[0].n === 3 ? true : undefined),
-      10_000,
+      30_000,
       'three nodes announced',
     );
   }, 60_000);
@@ -103,8 +104,22 @@ describe('cluster mode: every process active on one PostgreSQL and Redis', () =>
       expect(received(id, 'MESSAGE')).toHaveLength(1);
     }
 
+    // A paced batch of an instance the first process holds, started through another process.
+    const leaving = gateways[0]!;
+    const batchOwner = instances.find((i) => held.get(i.id) === leaving.cluster!.node.nodeId)!;
+    const virtual = uniqueNumber();
+    const texts = Array.from({ length: 8 }, (_, i) => `batch ${i}`);
+    const batch = await gateways[1]!.api('POST', '/api/v1/send/batch/text', {
+      key: batchOwner.token,
+      body: { messages: texts.map((text) => ({ number: virtual, text })), intervalMs: 150 },
+    });
+    expect(batch.status, JSON.stringify(batch.body)).toBe(202);
+    const progress = async (gw: TestGateway) =>
+      (await gw.api('GET', `/api/v1/send/batch/${batch.body.batchId}`, { key: batchOwner.token })).body;
+    await waitFor(async () => ((await progress(gateways[2]!)).sent >= 2 ? true : undefined), 10_000, 'two items of the batch sent');
+
     // One process leaves: its instances move to the other two and come back connected.
-    const leaving = gateways.shift()!;
+    gateways.shift();
     await leaving.stop();
     await waitFor(
       async () => {
@@ -134,6 +149,20 @@ describe('cluster mode: every process active on one PostgreSQL and Redis', () =>
       15_000,
       'every message received after the hand-over',
     );
+    // The batch went on where its instance went: every item sent once, none failed by the move.
+    const done = await waitFor(
+      async () => {
+        const p = await progress(gateways[0]!);
+        return p.status === 'completed' ? p : undefined;
+      },
+      20_000,
+      'the batch completed on the new owner',
+    );
+    expect(done).toMatchObject({ total: 8, sent: 8, failed: 0 });
+    const itemEvents = (text: string) =>
+      receiver.requests.filter((r) => r.json?.event === 'SEND_MESSAGE' && r.json?.data?.message?.conversation === text);
+    await waitFor(() => (texts.every((text) => itemEvents(text).length > 0) ? true : undefined), 10_000, 'every batch item delivered');
+    for (const text of texts) expect(itemEvents(text)).toHaveLength(1);
     for (const id of sent) {
       expect(received(id, 'SEND_MESSAGE')).toHaveLength(1);
       expect(received(id, 'MESSAGE')).toHaveLength(1);

@@ -43,7 +43,7 @@ export class Cluster {
       config,
       {
         adopt: async (instanceId) => {
-          await sessions.resume(instanceId);
+          await sessions.adopt(instanceId);
           await dispatcher.resumeInstance(instanceId);
         },
         drop: async (instanceId) => {

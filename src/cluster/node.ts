@@ -74,7 +74,8 @@ export class ClusterNode {
   async start(address: string): Promise<void> {
     this.address = address;
     this.log.info({ node: this.nodeId, address }, 'joining the cluster');
-    await this.runTick();
+    // A process that cannot announce itself does not start (its caller sees why).
+    await this.tick();
     this.schedule();
   }
 

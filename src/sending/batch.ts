@@ -33,6 +33,12 @@ export class BatchService {
   private stopped = false;
   private wake: () => void = () => undefined;
   private readonly stopSignal: Promise<void>;
+  /** Cluster mode: loops run only for the instances this process holds (src/cluster/). */
+  private held: (instanceId: string) => boolean = () => true;
+  /** Instances moving to another process: their loops stop at the next safe point. */
+  private readonly halting = new Set<string>();
+  /** Wakes a loop pausing between two items (halt). */
+  private readonly naps = new Map<string, () => void>();
 
   constructor(
     private readonly repo: BatchRepo,
@@ -116,13 +122,40 @@ export class BatchService {
 
   /** At start: items caught mid-send by a stop are failed; unfinished batches carry on. */
   async resume(): Promise<void> {
-    const open = await this.repo.open();
+    const open = (await this.repo.open()).filter((batch) => this.held(batch.instance_id));
     if (open.length === 0) return;
     await this.repo.failInterrupted(
       open.map((b) => b.id),
       INTERRUPTED,
     );
     for (const instanceId of new Set(open.map((b) => b.instance_id))) this.kick(instanceId);
+  }
+
+  /** Cluster mode: batch loops run where `held` says (the instance's owner). */
+  runWhere(held: (instanceId: string) => boolean): void {
+    this.held = held;
+  }
+
+  /** The instance arrived in this process (cluster mode): its unfinished batches carry on here. */
+  async resumeInstance(instanceId: string): Promise<void> {
+    const open = (await this.repo.open()).filter((batch) => batch.instance_id === instanceId);
+    if (open.length === 0) return;
+    // An item a crashed owner was sending has an unknown outcome: failed, as after a restart.
+    await this.repo.failInterrupted(
+      open.map((b) => b.id),
+      INTERRUPTED,
+    );
+    this.kick(instanceId);
+  }
+
+  /** The instance leaves this process: its loop finishes the item being sent and stops. */
+  async halt(instanceId: string): Promise<void> {
+    const loop = this.loops.get(instanceId);
+    if (!loop) return;
+    this.halting.add(instanceId);
+    this.naps.get(instanceId)?.();
+    await loop;
+    this.halting.delete(instanceId);
   }
 
   /** Waits for the send loops to reach a safe point (the current item finished) and stops them. */
@@ -134,7 +167,7 @@ export class BatchService {
 
   /** Starts the instance's send loop unless it is running. */
   private kick(instanceId: string): void {
-    if (this.stopped || this.loops.has(instanceId)) return;
+    if (this.stopped || this.loops.has(instanceId) || this.halting.has(instanceId) || !this.held(instanceId)) return;
     const loop = this.run(instanceId)
       .catch((error: unknown) => this.log.error({ err: error, instanceId }, 'batch send loop failed'))
       .finally(() => {
@@ -154,7 +187,7 @@ export class BatchService {
 
   private async run(instanceId: string): Promise<void> {
     for (;;) {
-      if (this.stopped) return;
+      if (this.off(instanceId)) return;
       const batch = await this.pendingBatch(instanceId);
       if (!batch) return;
       if (batch.status === 'queued') {
@@ -193,9 +226,14 @@ export class BatchService {
       }
       // The pause comes between two sends, never after the last; a cancel during it ends the batch.
       if (!(await this.nextItem(batchId))) return true;
-      await Promise.race([this.sleep(intervalMs), this.stopSignal]);
-      if (this.stopped) return false;
+      await Promise.race([this.sleep(intervalMs), this.stopSignal, new Promise<void>((resolve) => this.naps.set(instanceId, resolve))]);
+      this.naps.delete(instanceId);
+      if (this.off(instanceId)) return false;
     }
+  }
+
+  private off(instanceId: string): boolean {
+    return this.stopped || this.halting.has(instanceId);
   }
 
   private nextItem(batchId: string) {

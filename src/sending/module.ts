@@ -14,6 +14,9 @@ export const sendingModule: ModuleFactory = (deps) => {
     deps.sleep,
     deps.log,
   );
+  // Cluster mode: a batch runs where its instance's session is, and moves with it.
+  batches.runWhere((instanceId) => deps.sessions.mayHold(instanceId));
+  deps.sessions.onMove({ arrived: (id) => batches.resumeInstance(id), leaving: (id) => batches.halt(id) });
   return {
     name: 'sending',
     routes: [sendRoutes(deps.sending, batches, deps.config.media, deps.mediaAdmission), messageRoutes(deps.sending)],

@@ -19,6 +19,7 @@ export class SessionRegistry {
   private readonly entries = new Map<string, Entry>();
   private readonly observers: ((instanceId: string, event: CanonicalEvent) => void)[] = [];
   private readonly recorders: ((instanceId: string, event: CanonicalEvent) => Promise<void>)[] = [];
+  private readonly movers: { arrived(instanceId: string): Promise<void>; leaving(instanceId: string): Promise<void> }[] = [];
   private readonly drivers: Map<NetworkName, NetworkDriver>;
   /**
    * Whether this process may hold the instance's session: false on a standby (storage/active-lease.ts)
@@ -156,22 +157,38 @@ export class SessionRegistry {
     return opened;
   }
 
-  /**
-   * Opens the session of one linked instance this process just took over (cluster mode); false when
-   * it is not linked or could not connect (logged).
-   */
-  async resume(instanceId: string): Promise<boolean> {
-    if (this.stopping || this.entries.has(instanceId)) return false;
-    const instance = await this.instances.fresh(instanceId);
-    if (!instance || instance.number === null || instance.status === 'LOGGED_OUT') return false;
-    return this.resumeOne(instance);
+  /** Whether this process may hold the instance's session now. */
+  mayHold(instanceId: string): boolean {
+    return this.active(instanceId);
   }
 
   /**
-   * Closes the instance's session here (it moves to another process): resolves once the events it
-   * emitted are queued in order. Its stored state stays for the next owner.
+   * Work that follows an instance between processes (cluster mode): `arrived` runs once this process
+   * took the instance over and resumed its session, `leaving` before its session closes here.
+   */
+  onMove(listener: { arrived(instanceId: string): Promise<void>; leaving(instanceId: string): Promise<void> }): void {
+    this.movers.push(listener);
+  }
+
+  /**
+   * The instance arrived in this process (cluster mode): reopens its session when it is linked, then
+   * tells the onMove listeners.
+   */
+  async adopt(instanceId: string): Promise<void> {
+    if (this.stopping) return;
+    const instance = await this.instances.fresh(instanceId);
+    if (!instance) return;
+    if (instance.number !== null && instance.status !== 'LOGGED_OUT' && !this.entries.has(instanceId)) await this.resumeOne(instance);
+    for (const mover of this.movers) await mover.arrived(instanceId);
+  }
+
+  /**
+   * Closes the instance's session here (it moves to another process): the onMove listeners stop
+   * first, and this resolves once the session's last events are queued in order. Its stored state
+   * stays for the next owner.
    */
   async release(instanceId: string): Promise<void> {
+    for (const mover of this.movers) await mover.leaving(instanceId);
     const entry = this.entries.get(instanceId);
     this.entries.delete(instanceId);
     if (!entry) return;
