@@ -22,7 +22,7 @@ Every error answer is JSON with a human-readable \`error\` and a stable machine-
   \`rate limit exceeded\`. Other texts may change between versions; match on \`code\`.
 - Some codes add fields: \`validation_failed\` has \`details\` (every problem found in the body, query
   or path, at most 20; \`error\` is the first), \`rate_limited\` has \`retryAfter\` (seconds, also in
-  the \`Retry-After\` header).
+  the \`Retry-After\` header), and so has \`instance_moving\` (cluster mode, docs/deployment.md).
 - The same code always comes with the same status, except \`request_rejected\`, which keeps the
   status the HTTP layer chose (e.g. 414).
 - A refusal by WhatsApp is mapped the same way on every route (\`/send\`, \`/message\`, \`/group\`, ...):

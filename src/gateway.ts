@@ -273,7 +273,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         log,
       })
     : undefined;
-  const active = () => cluster !== undefined || lease.role === 'active';
+  // In a cluster every process is active while it hears from the database (its leases are sure).
+  const active = () => (cluster ? cluster.node.healthy() : lease.role === 'active');
   if (cluster) {
     // WebSocket clients of any process see every event (unless a broker relay does it already).
     if (!channels.relay) bus.addLiveSink(new EventRelay(cluster.topic('events'), hub, log));

@@ -89,6 +89,11 @@ export class ClusterNode {
     return this.held.has(instanceId) && !this.moving.has(instanceId) && performance.now() < this.validUntil;
   }
 
+  /** Heard from the database within the lease time (readiness: a process that cannot renew serves nothing). */
+  healthy(): boolean {
+    return !this.stopped && performance.now() < this.validUntil;
+  }
+
   /** Epoch of the lease held (the fence compares it), also while handing over. */
   epochOf(instanceId: string): number | undefined {
     return this.held.get(instanceId);

@@ -48,6 +48,8 @@ function httpLayerError(error: FastifyError, status: number): AppError {
 }
 
 function send(reply: FastifyReply, error: AppError) {
+  const retryAfter = error.extra?.retryAfter;
+  if (typeof retryAfter === 'number' && !reply.hasHeader('Retry-After')) void reply.header('Retry-After', String(retryAfter));
   return reply.status(error.status).send({ error: error.message, code: error.code, ...error.extra });
 }
 
