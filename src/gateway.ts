@@ -271,6 +271,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         dispatcher,
         outbox,
         log,
+        adminKey: admin.key,
       })
     : undefined;
   // In a cluster every process is active while it hears from the database (its leases are sure).

@@ -104,6 +104,28 @@ describe('cluster mode: every process active on one PostgreSQL and Redis', () =>
       expect(received(id, 'MESSAGE')).toHaveLength(1);
     }
 
+    // An admin operation over many instances acts on each where its session is.
+    const bulk = await gateways[1]!.api('POST', '/api/v1/admin/instances/reconnect', {
+      key: gateways[1]!.adminKey,
+      body: { ids: instances.map((i) => i.id) },
+    });
+    expect(bulk.status, JSON.stringify(bulk.body)).toBe(200);
+    expect(bulk.body, JSON.stringify(bulk.body.results?.filter((r: { outcome: string }) => r.outcome !== 'done'))).toMatchObject({
+      matched: 24,
+      done: 24,
+      failed: 0,
+    });
+    for (const instance of instances) {
+      await waitFor(
+        async () =>
+          (await gateways[2]!.api('GET', '/api/v1/instance/status', { key: instance.token })).body.status === 'CONNECTED'
+            ? true
+            : undefined,
+        10_000,
+        'connected again after the bulk reconnect',
+      );
+    }
+
     // A paced batch of an instance the first process holds, started through another process.
     const leaving = gateways[0]!;
     const batchOwner = instances.find((i) => held.get(i.id) === leaving.cluster!.node.nodeId)!;

@@ -26,6 +26,8 @@ export interface ClusterDeps {
   dispatcher: OutboxDispatcher;
   outbox: OutboxStore;
   log: FastifyBaseLogger;
+  /** For admin operations over many instances that act on instances other processes hold. */
+  adminKey: string;
 }
 
 export class Cluster {
@@ -59,6 +61,12 @@ export class Cluster {
     const owns = (instanceId: string) => this.node.owns(instanceId);
     sessions.activeWhen(owns, (instanceId) => this.routing.refusal(instanceId));
     dispatcher.runOnlyFor(owns);
+    sessions.reconnectElsewhereWith(async (instanceId) => {
+      // Hops 1: a free instance is taken here rather than sent on.
+      const where = await this.node.place(instanceId, 1);
+      if (where.here) return sessions.reconnect(await instances.get(instanceId));
+      await this.routing.callAsAdmin(where.address, 'POST', `/api/v1/instance/reconnect/${encodeURIComponent(instanceId)}`, deps.adminKey);
+    });
     deps.outbox.fenceWith(this.node.fence);
     instances.fenceConnectionState(this.node.fence);
     // What one process changes in an instance, the others read again.

@@ -138,6 +138,28 @@ export class ClusterRouting implements RequestRouting {
     return reply.send(answer.body);
   }
 
+  /**
+   * Calls a route of another process as the admin (a multi-instance admin operation acting on an
+   * instance that process holds); throws with the answer's error when it is not a success.
+   */
+  async callAsAdmin(address: string, method: 'POST' | 'GET', path: string, adminKey: string): Promise<void> {
+    const answer = await send(`${address}${path}`, {
+      method,
+      headers: { apikey: adminKey, [PROOF_HEADER]: this.proof.toString(), [HOPS_HEADER]: '1' },
+      dispatcher: this.agent,
+    });
+    const text = await answer.body.text();
+    if (answer.statusCode >= 300) {
+      let message = text;
+      try {
+        message = (JSON.parse(text) as { error?: string }).error ?? text;
+      } catch {
+        /* not JSON: the text itself */
+      }
+      throw new Error(message);
+    }
+  }
+
   async close(): Promise<void> {
     await this.agent.close();
   }

@@ -27,6 +27,7 @@ export class SessionRegistry {
    */
   private active: (instanceId: string) => boolean = () => true;
   private refusal: (instanceId: string) => Error = () => errors.standby();
+  private remoteReconnect: ((instanceId: string) => Promise<void>) | undefined;
   /** Paced resumes still opening sessions in the background (resumeAll). */
   private pacedResumes: Promise<number> = Promise.resolve(0);
   private stopping = false;
@@ -157,6 +158,25 @@ export class SessionRegistry {
     return opened;
   }
 
+  /**
+   * Cluster mode: how an instance held by another process is reconnected there (its owner's admin
+   * reconnect route).
+   */
+  reconnectElsewhereWith(remote: (instanceId: string) => Promise<void>): void {
+    this.remoteReconnect = remote;
+  }
+
+  /**
+   * Reconnects a linked instance where its session is: here (a connected one drops and connects
+   * again, any other connects now), or on the process that holds it.
+   */
+  async reconnect(instance: Instance): Promise<void> {
+    if (!this.active(instance.id) && this.remoteReconnect) return this.remoteReconnect(instance.id);
+    const session = this.session(instance);
+    if (instance.status === 'CONNECTED') await session.reconnect();
+    else await session.connect();
+  }
+
   /** Whether this process may hold the instance's session now. */
   mayHold(instanceId: string): boolean {
     return this.active(instanceId);
@@ -222,6 +242,8 @@ export class SessionRegistry {
    * `reconnect`: the driver's in-memory state for the instance is rebuilt).
    */
   async restart(instance: Instance): Promise<void> {
+    // Held by another process (cluster mode): reconnected there, the remedy it offers remotely.
+    if (!this.active(instance.id) && this.remoteReconnect) return this.remoteReconnect(instance.id);
     if (!this.active(instance.id)) throw this.refusal(instance.id);
     const entry = this.entries.get(instance.id);
     this.entries.delete(instance.id);

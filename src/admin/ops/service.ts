@@ -133,8 +133,7 @@ export class AdminOpsService {
     try {
       if (mode === 'restart') await this.deps.sessions.restart(instance);
       // Connected: drop and connect again. Otherwise connect now, without waiting for the automatic retry.
-      else if (instance.status === 'CONNECTED') await this.deps.sessions.session(instance).reconnect();
-      else await this.deps.sessions.session(instance).connect();
+      else await this.deps.sessions.reconnect(instance);
       return { instanceId: instance.id, outcome: 'done' as const };
     } catch (error) {
       return { instanceId: instance.id, outcome: 'failed' as const, error: error instanceof Error ? error.message : String(error) };
