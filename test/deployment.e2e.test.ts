@@ -82,15 +82,23 @@ describe('docs/deployment.md: the nginx example in front of two gateways in clus
   let dir = '';
   let base = '';
 
-  /** An API call through nginx. */
+  /**
+   * An API call through nginx. A 503 `instance_moving` (an instance handed over between the
+   * processes right then) is retried after its `retryAfter`, as the page tells clients to, for 10 s.
+   */
   async function api(method: string, route: string, key: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const response = await fetch(`${base}${route}`, {
-      method,
-      headers: { apikey: key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const response = await fetch(`${base}${route}`, {
+        method,
+        headers: { apikey: key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      const answer = { status: response.status, body: text ? JSON.parse(text) : undefined };
+      if (answer.status !== 503 || answer.body?.code !== 'instance_moving' || Date.now() > deadline) return answer;
+      await new Promise((resolve) => setTimeout(resolve, answer.body.retryAfter * 1000));
+    }
   }
 
   /** The gateway holding each instance's lease now (by its advertised address). */
