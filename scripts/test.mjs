@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { ensureChromium } from './chromium.mjs';
+import { ensureNginx } from './nginx.mjs';
 import { ensurePromtool } from './promtool.mjs';
 import { ensureServices } from './services.mjs';
 
@@ -32,8 +33,9 @@ if (missing.length > 0) {
   failed += missing.length;
 }
 
-// The browser of test/web.e2e.test.ts, and the metrics checker of src/server/server.test.ts.
-for (const ensure of [ensureChromium, ensurePromtool]) {
+// The browser of test/web.e2e.test.ts, the metrics checker of src/server/server.test.ts, and the
+// load balancer of test/deployment.e2e.test.ts.
+for (const ensure of [ensureChromium, ensurePromtool, ensureNginx]) {
   try {
     ensure();
   } catch (error) {

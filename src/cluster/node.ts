@@ -14,7 +14,7 @@ import type { Kysely } from 'kysely';
 import { errors } from '../errors.js';
 import type { WriteFence } from '../storage/fence.js';
 import type { Database } from '../storage/schema.js';
-import { planTick, preferredNode } from './placement.js';
+import { Preferences, planTick } from './placement.js';
 import type { ClusterRepo, HeldLease } from './repo.js';
 
 export interface ClusterNodeOptions {
@@ -54,6 +54,8 @@ export class ClusterNode {
   private owners = new Map<string, string | null>();
   private addresses = new Map<string, string>();
   private candidates: string[] = [];
+  /** Each instance's preferred process among `candidates` (placement.ts). */
+  private readonly preferences = new Preferences();
   private leaderAddress: string | undefined;
   private address = '';
   private leader = false;
@@ -134,7 +136,7 @@ export class ClusterNode {
       if (address) return { here: false, address };
       throw errors.instanceMoving(instanceId, 1);
     }
-    const preferred = preferredNode(instanceId, this.candidates);
+    const preferred = this.preferences.of(instanceId);
     if (preferred && preferred !== this.nodeId && hops === 0 && !this.draining) {
       const address = this.addresses.get(preferred);
       if (address) return { here: false, address };
@@ -203,11 +205,14 @@ export class ClusterNode {
   private async tick(): Promise<void> {
     const started = performance.now();
     await this.repo.heartbeat(this.nodeId, this.address, this.draining, this.leader);
+    // What was held before the renewal: a lease a request claims meanwhile (claimNow) is not in its answer, yet ours.
+    const before = new Map(this.held);
     const renewed = await this.repo.renew(this.nodeId, this.options.leaseMs);
     // Safe margin under the lease: the database's expiry is at least `leaseMs` after `started`.
     this.validUntil = started + this.options.leaseMs * 0.8;
     const still = new Map(renewed.map((lease) => [lease.instanceId, lease.epoch]));
-    for (const [instanceId, epoch] of this.held) {
+    for (const [instanceId, epoch] of before) {
+      if (this.held.get(instanceId) !== epoch) continue;
       if (still.get(instanceId) !== epoch && !this.moving.has(instanceId)) await this.lose(instanceId);
     }
     for (const lease of renewed) if (!this.held.has(lease.instanceId)) await this.take(lease);
@@ -217,12 +222,14 @@ export class ClusterNode {
     this.candidates = nodes.filter((node) => node.live && !node.draining).map((node) => node.nodeId);
     this.leaderAddress = nodes.find((node) => node.live && node.leader)?.address;
     const leases = await this.repo.leases(this.options.leaseMs);
+    this.preferences.use(this.candidates, leases.length);
     this.owners = new Map(leases.map((lease) => [lease.instanceId, lease.owner]));
     const plan = planTick(
       this.nodeId,
       this.draining ? [] : this.candidates,
       leases.map((lease) => ({ ...lease, owner: lease.owner === this.nodeId && !this.held.has(lease.instanceId) ? null : lease.owner })),
       this.options.movesPerTick,
+      (instanceId) => this.preferences.of(instanceId),
     );
     if (plan.claim.length > 0) {
       const taken = await this.repo.claim(this.nodeId, plan.claim, this.options.leaseMs);

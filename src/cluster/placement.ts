@@ -24,6 +24,32 @@ export function preferredNode(instanceId: string, nodeIds: readonly string[]): s
   return best;
 }
 
+/**
+ * preferredNode remembered per instance for one list of candidates. The list changes only when a
+ * process joins, leaves or drains, so a tick costs one lookup per instance instead of one hash per
+ * instance and process (10,000 instances over 20 processes: ~0.9 s of CPU per tick without it).
+ */
+export class Preferences {
+  private list = '';
+  private candidates: readonly string[] = [];
+  private readonly preferred = new Map<string, string | undefined>();
+
+  /** Sets the candidates (forgets everything when they changed, or when the cache outgrew `instances`). */
+  use(candidates: readonly string[], instances: number): void {
+    const list = candidates.join('\n');
+    if (list !== this.list || this.preferred.size > 2 * instances + 1024) this.preferred.clear();
+    this.list = list;
+    this.candidates = [...candidates];
+  }
+
+  of(instanceId: string): string | undefined {
+    if (this.preferred.has(instanceId)) return this.preferred.get(instanceId);
+    const node = preferredNode(instanceId, this.candidates);
+    this.preferred.set(instanceId, node);
+    return node;
+  }
+}
+
 export interface LeaseState {
   instanceId: string;
   /** The live holder, or null when the lease is free. */
@@ -45,7 +71,13 @@ export interface Plan {
  * back at most `movesPerTick` instances another live node prefers, so a joining node fills up over
  * a few ticks instead of every session moving at once.
  */
-export function planTick(self: string, candidates: readonly string[], leases: readonly LeaseState[], movesPerTick: number): Plan {
+export function planTick(
+  self: string,
+  candidates: readonly string[],
+  leases: readonly LeaseState[],
+  movesPerTick: number,
+  prefer: (instanceId: string) => string | undefined = (instanceId) => preferredNode(instanceId, candidates),
+): Plan {
   const claim: string[] = [];
   const release: string[] = [];
   if (!candidates.includes(self)) {
@@ -54,7 +86,7 @@ export function planTick(self: string, candidates: readonly string[], leases: re
     return { claim, release };
   }
   for (const lease of leases) {
-    const preferred = preferredNode(lease.instanceId, candidates);
+    const preferred = prefer(lease.instanceId);
     if (lease.owner === self) {
       if (preferred !== self && release.length < movesPerTick) release.push(lease.instanceId);
     } else if (lease.owner === null && (preferred === self || lease.longFree)) {

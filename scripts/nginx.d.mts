@@ -1,0 +1,2 @@
+export declare const NGINX: string;
+export declare function ensureNginx(log?: (line: string) => void): string;
