@@ -23,7 +23,8 @@ import { WebhookReceiver } from './support/receiver.js';
 const schema = newSchemaName();
 const env = {
   CLUSTER_SECRET: randomBytes(24).toString('base64url'),
-  CLUSTER_LEASE_MS: '3000',
+  // Long enough that a tick slowed by a loaded machine never lets the lease's local deadline pass.
+  CLUSTER_LEASE_MS: '8000',
   CLUSTER_TICK_MS: '250',
   STANDBY_POLL_MS: '200',
   BATCH_MIN_INTERVAL_MS: '50',

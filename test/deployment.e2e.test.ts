@@ -68,7 +68,7 @@ describe('docs/deployment.md: the nginx example in front of two gateways in clus
   const schema = newSchemaName();
   const env = {
     CLUSTER_SECRET: randomBytes(24).toString('base64url'),
-    CLUSTER_LEASE_MS: '3000',
+    CLUSTER_LEASE_MS: '8000',
     CLUSTER_TICK_MS: '250',
     STANDBY_POLL_MS: '200',
     KV_STORE_URL: 'redis://127.0.0.1:6379',

@@ -83,19 +83,20 @@ export class ClusterRouting implements RequestRouting {
   /**
    * A route reached for the session of an instance another process holds (admin routes naming an
    * instance: the leader serves them, the owner holds the session): the request, with its parsed
-   * JSON body, is served by the owner. Undefined (the 503 stands) for other errors, bodies that are
+   * JSON body, is served by the owner. False (the 503 stands) for other errors, bodies that are
    * not JSON, or when the instance cannot be placed now.
    */
-  async serveElsewhere(error: AppError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  async serveElsewhere(error: AppError, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const instanceId = this.refusals.get(error);
-    if (instanceId === undefined || reply.sent) return undefined;
+    if (instanceId === undefined || reply.sent) return false;
     const hops = this.hops(request);
     const json = (request.headers['content-type'] ?? '').includes('json');
-    if (hops >= MAX_HOPS || (request.body !== undefined && request.body !== null && !json)) return undefined;
+    if (hops >= MAX_HOPS || (request.body !== undefined && request.body !== null && !json)) return false;
     const where = await this.target.place(instanceId, hops).catch(() => undefined);
-    if (!where || where.here) return undefined;
+    if (!where || where.here) return false;
     const body = request.body === undefined || request.body === null ? null : JSON.stringify(request.body);
-    return this.forward(request, reply, where.address, body);
+    await this.forward(request, reply, where.address, body);
+    return true;
   }
 
   async forward(request: FastifyRequest, reply: FastifyReply, address: string, parsed?: string | null): Promise<FastifyReply> {

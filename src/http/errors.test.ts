@@ -9,7 +9,9 @@ import { ESLint, Linter } from 'eslint';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectedInstance, createInstance, startGateway, uniqueNumber, type TestGateway } from '../../test/support/gateway.js';
 import { AppError, ERROR_CODE_LIST, ERROR_CODES, errors } from '../errors.js';
-import { MAX_VALIDATION_DETAILS } from './errors.js';
+import Fastify from 'fastify';
+import { StaleOwnerError } from '../storage/fence.js';
+import { MAX_VALIDATION_DETAILS, registerErrorHandling } from './errors.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -111,6 +113,21 @@ describe('error bodies on the wire', () => {
     const reply = (response: any) => (response.$ref ? doc.components.responses[response.$ref.split('/').pop()] : response);
     expect(reply(send['415']).content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
     expect(reply(send['415']).description).toMatch(/sniffed from the bytes/);
+  });
+});
+
+describe('cluster refusals', () => {
+  it('a write refused by the owner fence is a 503 instance_moving with Retry-After, never a 500', async () => {
+    const app = Fastify();
+    registerErrorHandling(app);
+    app.get('/stale', () => {
+      throw new StaleOwnerError(['inst-1']);
+    });
+    const res = await app.inject({ method: 'GET', url: '/stale' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toMatchObject({ code: 'instance_moving', retryAfter: 1 });
+    expect(res.headers['retry-after']).toBe('1');
+    await app.close();
   });
 });
 

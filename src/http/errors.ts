@@ -4,6 +4,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errors } from '../errors.js';
+import { StaleOwnerError } from '../storage/fence.js';
 
 /** Validation errors list every problem found, up to this many. */
 export const MAX_VALIDATION_DETAILS = 20;
@@ -55,18 +56,20 @@ function send(reply: FastifyReply, error: AppError) {
 
 /**
  * Cluster mode: a route that reached for a session another process holds (an admin route naming an
- * instance) is served there instead; answers undefined when it cannot be (then the error stands).
+ * instance) is served there instead; answers false when it cannot be (then the error stands).
  */
-export type ServeElsewhere = (error: AppError, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined>;
+export type ServeElsewhere = (error: AppError, request: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
 
 export function registerErrorHandling(app: FastifyInstance, elsewhere?: ServeElsewhere): void {
-  app.setErrorHandler(async (error: FastifyError | AppError, request, reply) => {
+  app.setErrorHandler(async (error: FastifyError | AppError | StaleOwnerError, request, reply) => {
     if (error instanceof AppError) {
-      const served = elsewhere ? await elsewhere(error, request, reply) : undefined;
-      if (served) return served;
+      // (A boolean: a reply is thenable, so awaiting one would wait for the answer to finish.)
+      if (elsewhere && (await elsewhere(error, request, reply))) return reply;
       if (error.status === 500) request.log.error({ err: error }, 'internal error');
       return send(reply, error);
     }
+    // Cluster mode: the instance moved to another process while this one was writing for it.
+    if (error instanceof StaleOwnerError) return send(reply, errors.instanceMoving(error.instanceIds[0] ?? '', 1));
     if (error.validation) {
       return send(reply, validationError(error.validationContext ?? 'body', error.validation));
     }
