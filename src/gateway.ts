@@ -394,7 +394,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     await outbox.prune(clock.now() - config.outboxRetentionSeconds * 1000, archive);
     if (archive) await outbox.pruneArchive(clock.now() - config.eventArchiveDays * 86_400_000);
   };
+  // Deployment-wide jobs run in one process: the active one, or in a cluster the leader.
   const pruner = setInterval(() => {
+    if (lease.role !== 'active') return;
     pruneEvents().catch((error: unknown) => log.warn({ err: error }, 'outbox prune failed'));
   }, 60_000);
   pruner.unref();
@@ -418,6 +420,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     if (removed > 0) log.info({ removed }, 'removed media files no message references');
   };
   const messagePruner = setInterval(() => {
+    if (lease.role !== 'active') return;
     pruneMessages().catch((error: unknown) => log.warn({ err: error }, 'message prune failed'));
     sweepOrphans().catch((error: unknown) => log.warn({ err: error }, 'orphan media sweep failed'));
   }, 3_600_000);

@@ -101,6 +101,10 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     // A forwarded request was counted by the process that took it first.
     const forwarded = routing?.forwarded(request) === true;
     if (!forwarded) await enforce(options.store, `ip:${request.ip}`, options.limits.perIp, options, reply);
+    if (routing && !forwarded && request.routeOptions.config.leaderOnly) {
+      const where = routing.admin(request);
+      if (where && !where.here) return routing.forward(request, reply, where.address);
+    }
     if (access === 'none') return;
     if (options.standby?.()) throw errors.standby();
 

@@ -10,6 +10,11 @@ declare module 'fastify' {
     access?: AccessLevel;
     /** A root route outside API versioning (no /api/v1 twin, never deprecated): the web interface. */
     unversioned?: boolean;
+    /**
+     * Cluster mode: always served by the leader (state kept in its memory: the MCP sessions), the
+     * request forwarded there from any other process.
+     */
+    leaderOnly?: boolean;
   }
   interface FastifyRequest {
     /** Set by the auth hook on instance routes. */

@@ -151,7 +151,7 @@ export function mcpRoutes(options: McpRouteOptions): RoutePlugin {
     app.route({
       method: ['POST', 'GET', 'DELETE'],
       url: '/mcp',
-      config: { access: 'none' },
+      config: { access: 'none', leaderOnly: true },
       // Tool arguments may carry media as base64 (send_media): the /send/media limit, not the JSON one.
       bodyLimit: options.bodyLimitBytes,
       schema: {
