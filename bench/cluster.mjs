@@ -21,6 +21,8 @@ const LOAD_SECONDS = Number(process.env.BENCH_CLUSTER_SECONDS ?? (QUICK ? 4 : 10
 /** Requests in flight while linking the instances (each instance: create, connect, scan). */
 const LINK_CONCURRENCY = Number(process.env.BENCH_CLUSTER_LINK_CONCURRENCY ?? 32);
 const CONNECTIONS = 64;
+/** BENCH_CLUSTER_WEBHOOK=0: no webhook on the instances (the send figures without deliveries). */
+const WEBHOOK = process.env.BENCH_CLUSTER_WEBHOOK !== '0';
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = 'redis://127.0.0.1:6379';
 /** Optional CLUSTER_LEASE_MS / CLUSTER_TICK_MS for the gateways (their defaults otherwise: 6 s, lease/4). */
@@ -131,8 +133,7 @@ async function configuration(n) {
       const created = await call(url(0), 'POST', '/api/v1/instance/create', ADMIN, {
         instanceName: `c${i}-${randomBytes(3).toString('hex')}`,
         network: 'sandbox',
-        webhookUrl: receiver.url,
-        webhookEvents: ['SEND_MESSAGE'],
+        ...(WEBHOOK ? { webhookUrl: receiver.url, webhookEvents: ['SEND_MESSAGE'] } : {}),
       });
       await call(url(1), 'POST', '/api/v1/instance/connect', created.token);
       const number = benchNumber();
@@ -198,7 +199,7 @@ async function configuration(n) {
     const drainStarted = Date.now();
     let last = -1;
     let stableSince = Date.now();
-    while (Date.now() - drainStarted < 30_000) {
+    while (WEBHOOK && Date.now() - drainStarted < 30_000) {
       const seen = receiver.uniqueIds.size - eventsBefore;
       if (seen >= load.total2xx) break;
       if (seen !== last) {
@@ -316,10 +317,11 @@ async function configuration(n) {
         forwardedShare: round(load.forwardedShare, 3),
       },
       webhook: {
+        attached: WEBHOOK,
         eventsPerSecDuringLoad: Math.round(eventsDuringLoad / loadSeconds),
         deliveredDuringLoad: eventsDuringLoad,
         deliveredAfterDrain: eventsAfterDrain,
-        notYetDelivered: Math.max(0, load.total2xx - eventsAfterDrain),
+        notYetDelivered: WEBHOOK ? Math.max(0, load.total2xx - eventsAfterDrain) : null,
         seqGaps: receiver.seqGaps,
         outOfOrder: receiver.outOfOrder,
       },
