@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { Redis } from 'ioredis';
+import { clusterBench } from './cluster.mjs';
 import { WebhookReceiverForBench } from './receiver.mjs';
 import {
   ADMIN,
@@ -458,6 +459,8 @@ const alone = {
   session_cost: sessionCost,
   event_fan_out_batched: () => fanOut(true),
   webhook_lane_backlog: webhookBacklog,
+  // Cluster mode: 1, 2 and 3 gateway processes, N = 1 as baseline (bench/cluster.mjs).
+  cluster: () => clusterBench(results),
   send_road: sendRoad,
   // With the send road of the same run as baseline.
   end_to_end_webhook: async () => {
@@ -488,6 +491,7 @@ if (ONLY) {
   await instanceCost();
   await storageScale();
   await sessionCost();
+  await clusterBench(results);
 }
 
 const summary = {

@@ -49,6 +49,10 @@ export class ClusterNode {
   private readonly moving = new Map<string, Promise<void>>();
   /** Instances being resumed here (requests for them wait until their session is back). */
   private readonly arriving = new Map<string, Promise<void>>();
+  /** Claims made for a request (claimNow) still under way. */
+  private readonly claims = new Map<string, Promise<boolean>>();
+  /** The tick's claim of free instances, until what it took is registered in `held`. */
+  private tickClaim: Promise<unknown> | undefined;
   /** Until when (performance.now()) the leases renewed last are surely still ours. */
   private validUntil = 0;
   private owners = new Map<string, string | null>();
@@ -142,17 +146,36 @@ export class ClusterNode {
       if (address) return { here: false, address };
     }
     if (await this.claimNow(instanceId)) return { here: true };
+    // Another process took it meanwhile: the request goes there.
+    const taken = await this.repo.lease(instanceId);
+    const address = taken?.owner && taken.owner !== this.nodeId ? this.addresses.get(taken.owner) : undefined;
+    if (address) return { here: false, address };
     throw errors.instanceMoving(instanceId, 1);
   }
 
   /** Takes a free instance at once (a request for it arrived); false when another process holds it. */
   async claimNow(instanceId: string): Promise<boolean> {
     if (this.stopped || this.draining) return false;
-    if (this.held.has(instanceId)) return this.owns(instanceId);
-    const [taken] = await this.repo.claim(this.nodeId, [instanceId], this.options.leaseMs);
-    if (!taken) return false;
-    await this.take(taken);
-    return this.owns(instanceId);
+    if (this.held.has(instanceId)) {
+      await this.arriving.get(instanceId);
+      return this.owns(instanceId);
+    }
+    // Concurrent requests for the same free instance share one claim.
+    const pending = this.claims.get(instanceId);
+    if (pending) return pending;
+    const claim = (async () => {
+      const [taken] = await this.repo.claim(this.nodeId, [instanceId], this.options.leaseMs);
+      if (taken) await this.take(taken);
+      else {
+        // This process's tick may have claimed it meanwhile: wait until it is registered here.
+        await this.tickClaim;
+        if (!this.held.has(instanceId)) return false;
+        await this.arriving.get(instanceId);
+      }
+      return this.owns(instanceId);
+    })().finally(() => this.claims.delete(instanceId));
+    this.claims.set(instanceId, claim);
+    return claim;
   }
 
   /** Leaves: takes nothing more, hands every instance over cleanly, and says goodbye. */
@@ -205,15 +228,15 @@ export class ClusterNode {
   private async tick(): Promise<void> {
     const started = performance.now();
     await this.repo.heartbeat(this.nodeId, this.address, this.draining, this.leader);
-    // What was held before the renewal: a lease a request claims meanwhile (claimNow) is not in its answer, yet ours.
-    const before = new Map(this.held);
+    // Only what was held before the renewal can be missing from it (a request may claim meanwhile).
+    const heldBefore = [...this.held];
     const renewed = await this.repo.renew(this.nodeId, this.options.leaseMs);
     // Safe margin under the lease: the database's expiry is at least `leaseMs` after `started`.
     this.validUntil = started + this.options.leaseMs * 0.8;
     const still = new Map(renewed.map((lease) => [lease.instanceId, lease.epoch]));
-    for (const [instanceId, epoch] of before) {
-      if (this.held.get(instanceId) !== epoch) continue;
-      if (still.get(instanceId) !== epoch && !this.moving.has(instanceId)) await this.lose(instanceId);
+    for (const [instanceId, epoch] of heldBefore) {
+      if (this.held.get(instanceId) === epoch && still.get(instanceId) !== epoch && !this.moving.has(instanceId))
+        await this.lose(instanceId);
     }
     for (const lease of renewed) if (!this.held.has(lease.instanceId)) await this.take(lease);
 
@@ -232,20 +255,42 @@ export class ClusterNode {
       (instanceId) => this.preferences.of(instanceId),
     );
     if (plan.claim.length > 0) {
-      const taken = await this.repo.claim(this.nodeId, plan.claim, this.options.leaseMs);
-      // A dead process's instances come back in parallel (each resume waits on its own I/O).
-      for (let i = 0; i < taken.length; i += ADOPT_PARALLEL)
-        await Promise.all(taken.slice(i, i + ADOPT_PARALLEL).map((lease) => this.take(lease)));
+      const claimed = this.repo.claim(this.nodeId, plan.claim, this.options.leaseMs);
+      this.tickClaim = claimed.catch(() => undefined);
+      let taken: HeldLease[];
+      try {
+        taken = await claimed;
+      } finally {
+        this.tickClaim = undefined;
+      }
+      // Every lease taken is registered at once (requests for it wait for its resume rather than
+      // claim it again); a dead process's instances come back ADOPT_PARALLEL at a time (each resume
+      // waits on its own I/O).
+      const starts: (() => void)[] = [];
+      const arrivals = taken.map((lease) => this.take(lease, new Promise<void>((start) => starts.push(start))));
+      let next = 0;
+      const worker = async () => {
+        while (next < arrivals.length) {
+          const i = next;
+          next += 1;
+          starts[i]!();
+          await arrivals[i];
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(ADOPT_PARALLEL, arrivals.length) }, worker));
     }
     for (const instanceId of plan.release) if (this.held.has(instanceId)) await this.handOver(instanceId);
   }
 
-  private take(lease: HeldLease): Promise<void> {
+  /** Registers a lease taken; its session resumes once `gate` resolves (at once by default). */
+  private take(lease: HeldLease, gate: Promise<void> = Promise.resolve()): Promise<void> {
     const { instanceId } = lease;
+    // Already taken at this epoch (the renewal saw a claim made for a request): one resume only.
+    if (this.held.get(instanceId) === lease.epoch) return this.arriving.get(instanceId) ?? Promise.resolve();
     this.held.set(instanceId, lease.epoch);
     this.owners.set(instanceId, this.nodeId);
-    const arrival = this.hooks
-      .adopt(instanceId)
+    const arrival = gate
+      .then(() => this.hooks.adopt(instanceId))
       .catch((error: unknown) => this.log.warn({ err: error, instanceId }, 'could not resume an instance taken over'))
       .finally(() => this.arriving.delete(instanceId));
     this.arriving.set(instanceId, arrival);

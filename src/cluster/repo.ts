@@ -23,7 +23,7 @@ export interface LeaseView {
   epoch: number;
   /** The lease ran out (or was given back): anyone may take it. */
   free: boolean;
-  /** Free for longer than a lease time: the process it was meant for is not taking it. */
+  /** Free for longer than a lease time (never leased: created that long ago): the process it was meant for is not taking it. */
   longFree: boolean;
 }
 
@@ -71,7 +71,7 @@ export class ClusterRepo {
     const { rows } = await sql<{ id: string; owner: string | null; epoch: string | number | null; free: boolean; long_free: boolean }>`
       select i.id, l.owner, l.epoch,
         (l.instance_id is null or l.owner is null or l.expires_at <= ${NOW}) as free,
-        (l.instance_id is null or l.expires_at <= ${NOW} - ${leaseMs}) as long_free
+        (case when l.instance_id is null then i.created_at <= ${NOW} - ${leaseMs} else l.expires_at <= ${NOW} - ${leaseMs} end) as long_free
       from instances i left join instance_leases l on l.instance_id = i.id`.execute(this.db);
     return rows.map((row) => ({
       instanceId: row.id,
