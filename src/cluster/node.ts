@@ -196,7 +196,8 @@ export class ClusterNode {
   }
 
   private schedule(): void {
-    if (this.stopped) return;
+    // (Draining: stop() runs the last rounds itself; a tick finishing meanwhile schedules none.)
+    if (this.stopped || this.draining) return;
     this.timer = setTimeout(() => {
       this.ticking = this.runTick().finally(() => {
         this.ticking = undefined;
