@@ -18,6 +18,11 @@ export const ERROR_CODES = {
   read_only: { status: 403, meaning: 'A read-only caller on a route that changes something.' },
   rate_limited: { status: 429, meaning: 'Rate limit exceeded (SPEC text: "rate limit exceeded"); the body has `retryAfter` in seconds.' },
   standby: { status: 503, meaning: 'This gateway process is on standby; another process is active for the database.' },
+  forward_failed: {
+    status: 502,
+    meaning:
+      "Cluster mode: the gateway process holding the instance took the request but gave no answer (it stopped, or passed CLUSTER_FORWARD_TIMEOUT_MS); the request may have been carried out, so check (e.g. the instance's events) before repeating a send.",
+  },
   instance_moving: {
     status: 503,
     meaning:
@@ -192,6 +197,9 @@ export const errors = {
   rateLimited: (retryAfter: number) => fail('rate_limited', 'rate limit exceeded', { retryAfter }),
   /** Another gateway process is the active one for this database (storage/active-lease.ts). */
   standby: () => fail('standby', 'this gateway process is on standby: another process is active for this database; send the request there'),
+  /** Cluster mode: the owner took the forwarded request and never answered. */
+  forwardFailed: () =>
+    fail('forward_failed', 'the gateway process holding the instance did not answer; the request may have been carried out'),
   /** Cluster mode (src/cluster/): no process can serve the instance right now. */
   instanceMoving: (instanceId: string, retryAfter: number) =>
     fail('instance_moving', `instance ${instanceId} is moving between gateway processes; try again shortly`, { retryAfter }),

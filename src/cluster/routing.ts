@@ -29,6 +29,17 @@ const NOT_PASSED = new Set([
   HOPS_HEADER,
 ]);
 
+/** Connection errors that mean the request never reached the other process. */
+const NOT_REACHED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+function neverReached(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && NOT_REACHED.has(code)) return true;
+  }
+  return false;
+}
+
 export interface RoutingTarget {
   place(instanceId: string, hops: number): Promise<Placement>;
   leaderPlacement(): Placement | undefined;
@@ -127,10 +138,11 @@ export class ClusterRouting implements RequestRouting {
         body,
         dispatcher: this.agent,
       });
-    } catch {
-      // The owner is gone or unreachable: it loses its leases at expiry and another process resumes them.
-      const instanceId = request.instance?.id ?? 'admin';
-      throw errors.instanceMoving(instanceId, 1);
+    } catch (error) {
+      // Never reached (the owner is gone): it loses its leases at expiry and another process
+      // resumes them, so trying again is safe. Reached but no answer: the outcome is unknown.
+      if (!neverReached(error)) throw errors.forwardFailed();
+      throw errors.instanceMoving(request.instance?.id ?? 'admin', 1);
     }
     void reply.code(answer.statusCode);
     for (const [name, value] of Object.entries(answer.headers)) {
