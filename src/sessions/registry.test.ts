@@ -40,6 +40,7 @@ function rig(options: { paced?: number; whatsapp: Instance[]; sandbox?: Instance
     listByStatus: async (network: NetworkName) => [...all.values()].filter((i) => i.network === network),
     cached: () => undefined,
     find: async (id: string) => all.get(id),
+    fresh: async (id: string) => all.get(id),
   } as unknown as InstanceService;
   const sleep =
     options.sleep ??
@@ -56,6 +57,23 @@ function rig(options: { paced?: number; whatsapp: Instance[]; sandbox?: Instance
   );
   return { registry, opened, sleeps, all };
 }
+
+describe('instances arriving from another process (cluster mode)', () => {
+  it('a paced network opens the sessions of instances taken over together at its pace; an unpaced one at once', async () => {
+    const wa = ['1', '2', '3'].map((id) => instance(`wa${id}`, 'whatsapp'));
+    const { registry, opened, sleeps } = rig({ paced: 20, whatsapp: wa, sandbox: [instance('sb1', 'sandbox')] });
+    await Promise.all([...wa.map((i) => registry.adopt(i.id)), registry.adopt('sb1')]);
+    expect(opened.filter((o) => o.id.startsWith('wa'))).toEqual([
+      { id: 'wa1', at: 0 },
+      { id: 'wa2', at: 50 },
+      { id: 'wa3', at: 100 },
+    ]);
+    // The sandbox waits for no slot: the only gaps are WhatsApp's.
+    expect(opened.map((o) => o.id)).toContain('sb1');
+    expect(sleeps).toEqual([50, 50]);
+    await registry.stop();
+  });
+});
 
 describe('resuming sessions at start-up', () => {
   it('a paced network opens one session every 1/rate seconds, in the background; an unpaced one opens all at once', async () => {

@@ -28,6 +28,8 @@ export class SessionRegistry {
   private active: (instanceId: string) => boolean = () => true;
   private refusal: (instanceId: string) => Error = () => errors.standby();
   private remoteReconnect: ((instanceId: string) => Promise<void>) | undefined;
+  /** The last resume slot handed out per paced network (adopt). */
+  private readonly turns = new Map<NetworkName, Promise<void>>();
   /** Paced resumes still opening sessions in the background (resumeAll). */
   private pacedResumes: Promise<number> = Promise.resolve(0);
   private stopping = false;
@@ -177,6 +179,16 @@ export class SessionRegistry {
     else await session.connect();
   }
 
+  /** Resolves at the network's next resume slot (1/resumePerSecond after the previous one), at once when unpaced. */
+  private turn(network: NetworkName): Promise<void> {
+    const rate = this.drivers.get(network)?.resumePerSecond;
+    if (rate === undefined) return Promise.resolve();
+    const previous = this.turns.get(network);
+    const next = previous ? previous.then(() => this.sleep(1000 / rate)) : Promise.resolve();
+    this.turns.set(network, next);
+    return next;
+  }
+
   /** Whether this process may hold the instance's session now. */
   mayHold(instanceId: string): boolean {
     return this.active(instanceId);
@@ -198,7 +210,11 @@ export class SessionRegistry {
     if (this.stopping) return;
     const instance = await this.instances.fresh(instanceId);
     if (!instance) return;
-    if (instance.number !== null && instance.status !== 'LOGGED_OUT' && !this.entries.has(instanceId)) await this.resumeOne(instance);
+    if (instance.number !== null && instance.status !== 'LOGGED_OUT' && !this.entries.has(instanceId)) {
+      // A dead process's instances arrive together: a paced network still opens them at its pace.
+      await this.turn(instance.network);
+      if (!this.stopping && !this.entries.has(instanceId)) await this.resumeOne(instance);
+    }
     for (const mover of this.movers) await mover.arrived(instanceId);
   }
 
