@@ -98,7 +98,8 @@ export interface SendAttempt {
 }
 
 /** Error codes that mean the message never reached the network. */
-const REFUSED_CODES = new Set(['instance_not_connected', 'network_unavailable', 'network_rate_limited']);
+// instance_moving: held by another process (cluster mode), refused before it reached the network.
+const REFUSED_CODES = new Set(['instance_not_connected', 'network_unavailable', 'network_rate_limited', 'instance_moving']);
 
 export function sendOutcomeOf(error: unknown): Exclude<SendOutcome, 'sent'> {
   if (error instanceof AppError) {
