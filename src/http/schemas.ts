@@ -34,8 +34,8 @@ const ERROR_TEXT: Record<number, string> = {
   415: 'Content-Type is not application/json.',
   429: 'Rate limit exceeded: `{"error":"rate limit exceeded","code":"rate_limited","retryAfter":<seconds>}` and a `Retry-After` header.',
   501: 'The instance network driver does not support this operation yet.',
-  502: 'The network refused or failed the operation.',
-  503: 'The network driver is not available, or this process is on standby.',
+  502: 'The network refused or failed the operation, or (cluster mode, `forward_failed`) the process holding the instance took the request and never answered.',
+  503: 'The network driver is not available, this process is on standby, or (cluster mode) the instance is moving between processes (`instance_moving`, `retryAfter`).',
 };
 
 /** The declared codes an error status can carry, for its description. */
