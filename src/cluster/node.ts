@@ -142,8 +142,10 @@ export class ClusterNode {
     if (this.stopped || this.draining) return false;
     if (this.held.has(instanceId)) return this.owns(instanceId);
     const [taken] = await this.repo.claim(this.nodeId, [instanceId], this.options.leaseMs);
-    if (!taken) return false;
-    await this.take(taken);
+    if (taken) await this.take(taken);
+    // Not taken: this process's own tick may have claimed it a moment before (it is held here once that tick has gone on).
+    else await this.ticking?.catch(() => undefined);
+    await this.arriving.get(instanceId);
     return this.owns(instanceId);
   }
 
@@ -192,11 +194,14 @@ export class ClusterNode {
   private async tick(): Promise<void> {
     const started = performance.now();
     await this.repo.heartbeat(this.nodeId, this.address, this.draining, this.leader);
+    // Only what was held before the renewal can be missing from it (a request may take an instance meanwhile: claimNow).
+    const before = new Map(this.held);
     const renewed = await this.repo.renew(this.nodeId, this.options.leaseMs);
     // Safe margin under the lease: the database's expiry is at least `leaseMs` after `started`.
     this.validUntil = started + this.options.leaseMs * 0.8;
     const still = new Map(renewed.map((lease) => [lease.instanceId, lease.epoch]));
-    for (const [instanceId, epoch] of this.held) {
+    for (const [instanceId, epoch] of before) {
+      if (this.held.get(instanceId) !== epoch) continue;
       if (still.get(instanceId) !== epoch && !this.moving.has(instanceId)) await this.lose(instanceId);
     }
     for (const lease of renewed) if (!this.held.has(lease.instanceId)) await this.take(lease);
