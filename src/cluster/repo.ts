@@ -68,6 +68,11 @@ export class ClusterRepo {
 
   /** Every instance with its lease (none yet: owner null, epoch 0, free). */
   async leases(leaseMs: number): Promise<LeaseView[]> {
+    // A new instance gets a free lease row first, so it is long free only a lease time later (until
+    // then only the process it prefers takes it, instead of whichever process ticks first).
+    await sql`insert into instance_leases (instance_id, owner, epoch, expires_at)
+      select i.id, null, 0, ${NOW} from instances i where not exists (select 1 from instance_leases l where l.instance_id = i.id)
+      on conflict (instance_id) do nothing`.execute(this.db);
     const { rows } = await sql<{ id: string; owner: string | null; epoch: string | number | null; free: boolean; long_free: boolean }>`
       select i.id, l.owner, l.epoch,
         (l.instance_id is null or l.owner is null or l.expires_at <= ${NOW}) as free,

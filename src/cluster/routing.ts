@@ -6,6 +6,7 @@
  * CLUSTER_SECRET and a hop count; it is never counted twice and travels at most `MAX_HOPS` times.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Agent, request as send } from 'undici';
 import { errors, type AppError } from '../errors.js';
@@ -144,11 +145,18 @@ export class ClusterRouting implements RequestRouting {
       if (!neverReached(error)) throw errors.forwardFailed();
       throw errors.instanceMoving(request.instance?.id ?? 'admin', 1);
     }
-    void reply.code(answer.statusCode);
+    // Taken out of Fastify's lifecycle: a reply sent as a stream is not "sent" for Fastify until it
+    // ends, and meanwhile the request would go on here (its body parsed, its handler run: the request
+    // served twice). The answer streams back as it came, with the headers set here before (CORS...).
+    reply.hijack();
+    const out: Record<string, number | string | string[]> = {};
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) out[name] = value;
     for (const [name, value] of Object.entries(answer.headers)) {
-      if (value !== undefined && !NOT_PASSED.has(name)) void reply.header(name, value);
+      if (value !== undefined && !NOT_PASSED.has(name)) out[name] = value;
     }
-    return reply.send(answer.body);
+    reply.raw.writeHead(answer.statusCode, out);
+    await pipeline(answer.body, reply.raw).catch(() => reply.raw.destroy());
+    return reply;
   }
 
   /**

@@ -78,7 +78,23 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
     ...(schema ? { storage: { schema, poolSize: 5 } } : {}),
   });
   const url = await gateway.listen();
-  const api: TestGateway['api'] = async (method, route, opts = {}) => {
+  const api = httpApi(url);
+  return Object.assign(gateway, {
+    url,
+    config,
+    dataDir,
+    api,
+    async stop() {
+      await gateway.close();
+      if (schema && !options.keepSchema) await dropSchema(PG_URL, schema);
+      if (!options.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  });
+}
+
+/** The `api` of a TestGateway for a gateway reached at `url` (another process, for instance). */
+export function httpApi(url: string): TestGateway['api'] {
+  return async (method, route, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.key !== undefined) headers.apikey = opts.key;
     let body: string | undefined;
@@ -96,18 +112,10 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
     }
     return { status: response.status, body: parsed as any, headers: response.headers };
   };
-  return Object.assign(gateway, {
-    url,
-    config,
-    dataDir,
-    api,
-    async stop() {
-      await gateway.close();
-      if (schema && !options.keepSchema) await dropSchema(PG_URL, schema);
-      if (!options.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  });
 }
+
+/** What creating and linking instances needs of a gateway: its API and admin key (any process will do). */
+export type ApiTarget = Pick<TestGateway, 'api' | 'adminKey'>;
 
 export interface TestInstance {
   id: string;
@@ -123,7 +131,7 @@ export function uniqueName(prefix = 'inst'): string {
   return `${prefix}-${process.pid}-${counter}-${randomBytes(2).toString('hex')}`;
 }
 
-export async function createInstance(gw: TestGateway, body: Record<string, unknown> = {}): Promise<TestInstance> {
+export async function createInstance(gw: ApiTarget, body: Record<string, unknown> = {}): Promise<TestInstance> {
   const res = await gw.api('POST', '/api/v1/instance/create', {
     key: gw.adminKey,
     body: { instanceName: uniqueName(), network: 'sandbox', ...body },
@@ -133,7 +141,7 @@ export async function createInstance(gw: TestGateway, body: Record<string, unkno
 }
 
 /** Creates a sandbox instance and links it to `number` through connect + the sandbox scan route. */
-export async function connectedInstance(gw: TestGateway, number: string, body: Record<string, unknown> = {}): Promise<TestInstance> {
+export async function connectedInstance(gw: ApiTarget, number: string, body: Record<string, unknown> = {}): Promise<TestInstance> {
   const instance = await createInstance(gw, body);
   const connect = await gw.api('POST', '/api/v1/instance/connect', { key: instance.token });
   if (connect.status !== 200) throw new Error(`connect failed: ${connect.status} ${JSON.stringify(connect.body)}`);

@@ -24,7 +24,7 @@ export interface GatewayProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function spawnGateway(env: Record<string, string>, port: number): Promise<GatewayProcess> {
+export async function spawnGateway(env: Record<string, string>, port: number, listenTimeoutMs = 30_000): Promise<GatewayProcess> {
   const output: string[] = [];
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
@@ -44,7 +44,7 @@ export async function spawnGateway(env: Record<string, string>, port: number): P
         return undefined;
       }
     },
-    30_000,
+    listenTimeoutMs,
     'gateway process to listen',
   );
   return {

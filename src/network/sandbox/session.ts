@@ -114,7 +114,9 @@ export class SandboxSession implements Session {
       if (previous !== 'CONNECTED') await this.setStatus('CONNECTED', 'reconnected');
       return;
     }
-    if (this.status === 'QRCODE') return;
+    // A QR being shown stays; a session opened on a stored QRCODE status (cluster mode: the instance
+    // moved to this process while pairing) has none, and shows a new one.
+    if (this.status === 'QRCODE' && this.qr) return;
     await this.setStatus('CONNECTING');
     await this.showQr(1);
   }
