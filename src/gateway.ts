@@ -379,7 +379,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     instances,
     rateLimitStore,
     resolvers,
-    standby: () => !active(),
+    // In a cluster no process stands by: a request goes where its instance is (the routing says).
+    standby: () => !cluster && !active(),
     ...(cluster ? { routing: cluster.routing } : {}),
     onAnswered: (method, route, status, seconds) => traffic.answered(method, route, status, seconds),
     logger: log,
@@ -487,10 +488,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       closed = true;
       clearInterval(pruner);
       clearInterval(messagePruner);
+      // Cluster mode: every instance is handed over cleanly first, while this process still answers
+      // (and forwards) requests; only then does it stop listening.
+      await cluster?.leave();
       await app.close();
       for (const module of [...modules].reverse()) await module.stop?.();
-      // Cluster mode: every instance is handed over cleanly before this process goes.
-      await cluster?.stop();
+      await cluster?.close();
       await sessions.stop();
       await bus.settled();
       await messageStore.settled();

@@ -136,11 +136,17 @@ const sendEvents = (keyId: string) => receiver.requests.filter((r) => r.json?.ev
 /**
  * Sends from random instances through the processes `targets()` names, as a client would: a
  * connection error or a 503 is retried (through another process) and not counted; a 2xx is
- * accepted (its key id recorded); anything else is kept as unexpected.
+ * accepted (its key id recorded); a 502 forward_failed is an unknown outcome (counted, bounded);
+ * anything else is kept as unexpected.
  */
+/** Client workers sending at once. */
+const WORKERS = 6;
+
 class Load {
   readonly accepted = new Map<string, { instanceId: string; at: number }>();
   readonly unexpected: string[] = [];
+  /** Answered 502 forward_failed: the owner died holding the request (outcome unknown, not accepted). */
+  unknown = 0;
   retries = 0;
   inProgress = 0;
   private running = true;
@@ -191,6 +197,12 @@ class Load {
           this.retries += 1;
           await new Promise((r) => setTimeout(r, 50));
           continue;
+        }
+        // 502 forward_failed: the owner took the request and died before answering; its outcome is
+        // unknown, so it is not an accepted send (a client checks before repeating; this one moves on).
+        if (status === 502 && text.includes('forward_failed')) {
+          this.unknown += 1;
+          return;
         }
         if (status >= 200 && status < 300) {
           this.accepted.set(JSON.parse(text).key.id as string, { instanceId: instance.id, at: Date.now() });
@@ -346,7 +358,7 @@ describe('cluster mode with real processes on PostgreSQL and Redis', () => {
     const orphaned = instances.filter((i) => before.get(i.id)!.pid === victim.pid).map((i) => i.id);
     expect(orphaned.length).toBeGreaterThan(0);
 
-    const load = new Load(instances, () => survivors, 6);
+    const load = new Load(instances, () => survivors, WORKERS);
     await waitFor(() => (load.accepted.size >= 30 ? true : undefined), 20_000, 'the load running');
 
     const inFlightAtKill = load.inProgress + load.undelivered().length;
@@ -375,57 +387,55 @@ describe('cluster mode with real processes on PostgreSQL and Redis', () => {
     const dup = duplicates();
     console.log(
       `[cluster-process] kill -9: ${orphaned.length} instances re-homed in ${rehomeMs} ms; accepted ${load.accepted.size}, retried ${load.retries}, ` +
-        `in flight at the kill ${inFlightAtKill}, duplicates by eventId ${dup.byEventId}, by key id ${dup.byKeyId}, unexpected ${load.unexpected.length}`,
+        `in flight at the kill ${inFlightAtKill}, duplicates by eventId ${dup.byEventId}, by key id ${dup.byKeyId}, outcome unknown (502) ${load.unknown}, unexpected ${load.unexpected.length}`,
     );
     expect(load.unexpected).toEqual([]);
+    // Only requests that reached the dead process around its death end with an unknown outcome: at
+    // most two per client worker (the one in flight at the kill, one sent on a pooled connection
+    // before the survivors saw it gone).
+    expect(load.unknown).toBeLessThanOrEqual(2 * WORKERS);
     expect(rehomeMs).toBeLessThan(10_000);
     expect(dup.byKeyId).toBeLessThanOrEqual(inFlightAtKill);
     expect(dup.byEventId).toBeLessThanOrEqual(inFlightAtKill);
   });
 
-  // Skipped: fails today. SIGTERM of the process that leads (the first started) takes about 70 s to
-  // exit (the others about 0.3 s) while it keeps its leases, so sends for its instances are refused
-  // with 503 for more than 30 s (the client below gives up). Nothing is lost or duplicated (all
-  // accepted sends delivered once). Run with CLUSTER_PROC_ROLLING=1 to see it.
-  it.skipIf(!process.env.CLUSTER_PROC_ROLLING)(
-    'loses nothing in a rolling restart of all three processes',
-    { timeout: 240_000 },
-    async () => {
-      // After the kill two of the three processes run: the killed one is replaced first (under load),
-      // then each of the two others is stopped with SIGTERM and replaced, one after the other.
-      const load = new Load(instances, () => procs, 6);
-      const timings: number[] = [];
-      for (const old of [undefined, ...procs]) {
-        const began = Date.now();
-        if (old) {
-          procs = procs.filter((p) => p !== old);
-          await old.kill('SIGTERM');
-          expect(old.child.exitCode).toBe(0);
-        }
-        const fresh = await startProcess();
-        procs = [...procs, fresh];
-        await waitFor(
-          async () => (countByPid(await leases()).get(fresh.pid) ?? 0) > 0 || undefined,
-          20_000,
-          'the new process holding instances',
-        );
-        timings.push(Date.now() - began);
+  // A stopping process hands its instances over before it stops listening (gateway.close), so a
+  // send for one of them waits for the hand-over and goes to the next owner.
+  it('loses nothing in a rolling restart of all three processes', { timeout: 240_000 }, async () => {
+    // After the kill two of the three processes run: the killed one is replaced first (under load),
+    // then each of the two others is stopped with SIGTERM and replaced, one after the other.
+    const load = new Load(instances, () => procs, WORKERS);
+    const timings: number[] = [];
+    for (const old of [undefined, ...procs]) {
+      const began = Date.now();
+      if (old) {
+        procs = procs.filter((p) => p !== old);
+        await old.kill('SIGTERM');
+        expect(old.child.exitCode).toBe(0);
       }
-      await allLeasedBy(procs, 20_000, 'every instance leased after the restart');
-      const afterRestart = load.accepted.size;
-      await waitFor(() => (load.accepted.size >= afterRestart + 20 ? true : undefined), 20_000, 'sends after the restart');
-      await load.stop();
-      await waitDelivered(load, 'after the rolling restart');
-      const rows = await statuses(instances.map((i) => i.id));
-      expect(instances.filter((i) => rows.get(i.id)?.status !== 'CONNECTED')).toEqual([]);
-      const dup = duplicates();
-      console.log(
-        `[cluster-process] rolling restart: steps ${timings.join(', ')} ms; accepted ${load.accepted.size}, retried ${load.retries}, ` +
-          `duplicates (whole file) by eventId ${dup.byEventId}, by key id ${dup.byKeyId}`,
+      const fresh = await startProcess();
+      procs = [...procs, fresh];
+      await waitFor(
+        async () => (countByPid(await leases()).get(fresh.pid) ?? 0) > 0 || undefined,
+        20_000,
+        'the new process holding instances',
       );
-      expect(load.unexpected.slice(0, 5)).toEqual([]);
-    },
-  );
+      timings.push(Date.now() - began);
+    }
+    await allLeasedBy(procs, 20_000, 'every instance leased after the restart');
+    const afterRestart = load.accepted.size;
+    await waitFor(() => (load.accepted.size >= afterRestart + 20 ? true : undefined), 20_000, 'sends after the restart');
+    await load.stop();
+    await waitDelivered(load, 'after the rolling restart');
+    const rows = await statuses(instances.map((i) => i.id));
+    expect(instances.filter((i) => rows.get(i.id)?.status !== 'CONNECTED')).toEqual([]);
+    const dup = duplicates();
+    console.log(
+      `[cluster-process] rolling restart: steps ${timings.join(', ')} ms; accepted ${load.accepted.size}, retried ${load.retries}, ` +
+        `duplicates (whole file) by eventId ${dup.byEventId}, by key id ${dup.byKeyId}`,
+    );
+    expect(load.unexpected.slice(0, 5)).toEqual([]);
+  });
 
   it('a paused owner neither acts nor writes for the instances taken from it', { timeout: 90_000 }, async () => {
     const before = await allLeasedBy(procs, 10_000, 'every instance leased');

@@ -96,8 +96,16 @@ export class Cluster {
     await this.node.start(address);
   }
 
-  /** Hands every instance over and leaves. */
-  async stop(): Promise<void> {
+  /**
+   * Hands every instance over and leaves the cluster, while the HTTP server still serves: requests
+   * for an instance being handed over wait for it and go to its next owner.
+   */
+  leave(): Promise<void> {
+    return this.node.stop();
+  }
+
+  /** Closes the connections to the other processes (after the HTTP server closed). */
+  async close(): Promise<void> {
     await this.node.stop();
     await this.routing.close();
     await this.channel.close();
