@@ -4,12 +4,12 @@
  * instance, two instances held by different gateways talk to each other, and a gateway that leaves
  * hands its instances over to the others without losing an event.
  */
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropSchema } from '../src/storage/db.js';
 import {
   PG_URL,
+  clusterEnv,
   connectedInstance,
   newSchemaName,
   startGateway,
@@ -21,16 +21,7 @@ import {
 import { WebhookReceiver } from './support/receiver.js';
 
 const schema = newSchemaName();
-const env = {
-  CLUSTER_SECRET: randomBytes(24).toString('base64url'),
-  // Long enough that a tick slowed by a loaded machine never lets the lease's local deadline pass.
-  CLUSTER_LEASE_MS: '8000',
-  CLUSTER_TICK_MS: '250',
-  STANDBY_POLL_MS: '200',
-  BATCH_MIN_INTERVAL_MS: '50',
-  KV_STORE_URL: 'redis://127.0.0.1:6379',
-  KV_STORE_PREFIX: `wgc${randomBytes(3).toString('hex')}:`,
-};
+const env = clusterEnv({ BATCH_MIN_INTERVAL_MS: '50' });
 
 let db: pg.Pool;
 async function owners(): Promise<Map<string, string | null>> {

@@ -8,7 +8,6 @@
  * by the other process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,7 +16,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureNginx } from '../scripts/nginx.mjs';
 import { dropSchema } from '../src/storage/db.js';
-import { PG_URL, newSchemaName, startGateway, uniqueName, uniqueNumber, waitFor, type TestGateway } from './support/gateway.js';
+import { PG_URL, clusterEnv, newSchemaName, startGateway, uniqueName, uniqueNumber, waitFor, type TestGateway } from './support/gateway.js';
 import { freePort } from './support/process.js';
 
 const DOC = path.resolve(import.meta.dirname, '..', 'docs', 'deployment.md');
@@ -66,14 +65,7 @@ function openStream(url: string): Promise<Stream> {
 
 describe('docs/deployment.md: the nginx example in front of two gateways in cluster mode', () => {
   const schema = newSchemaName();
-  const env = {
-    CLUSTER_SECRET: randomBytes(24).toString('base64url'),
-    CLUSTER_LEASE_MS: '8000',
-    CLUSTER_TICK_MS: '250',
-    STANDBY_POLL_MS: '200',
-    KV_STORE_URL: 'redis://127.0.0.1:6379',
-    KV_STORE_PREFIX: `wgd${randomBytes(3).toString('hex')}:`,
-  };
+  const env = clusterEnv();
   const gateways: TestGateway[] = [];
   const streams: Stream[] = [];
   let db: pg.Pool;

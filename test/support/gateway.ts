@@ -49,6 +49,22 @@ export interface StartOptions {
   logs?: { level: LogLevel; lines: string[] };
 }
 
+/**
+ * Settings of one cluster (src/cluster/) for tests: a fresh secret and Redis prefix, a lease long
+ * enough that a tick slowed by a loaded machine never lets the local deadline pass, a short tick.
+ */
+export function clusterEnv(overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    CLUSTER_SECRET: randomBytes(24).toString('base64url'),
+    CLUSTER_LEASE_MS: '8000',
+    CLUSTER_TICK_MS: '250',
+    STANDBY_POLL_MS: '200',
+    KV_STORE_URL: 'redis://127.0.0.1:6379',
+    KV_STORE_PREFIX: `wgc${randomBytes(3).toString('hex')}:`,
+    ...overrides,
+  };
+}
+
 export function newSchemaName(): string {
   return `wg_t_${process.pid}_${randomBytes(4).toString('hex')}`;
 }
