@@ -1,20 +1,28 @@
 /** Runs the gateway as a real child process (for crash and restart tests). */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from './gateway.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/**
+ * A free port for a child process, drawn at random below the kernel's ephemeral range (32768+),
+ * which `listen(0)` and outgoing connections use. Ports the kernel hands out come in sequence, so a
+ * port a test frees for a moment (a gateway killed and started again on it) could go to another
+ * test file's next child; a random draw from 12,000 ports makes that a 1 in 12,000 coincidence.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+  for (;;) {
+    const port = 20_000 + randomInt(12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
 }
 
 export interface GatewayProcess {
