@@ -136,7 +136,7 @@ export class ClusterNode {
     // Deleted meanwhile: the route answers its 404 here.
     if (!lease) return { here: true };
     if (lease.owner && lease.owner !== this.nodeId) {
-      const address = this.addresses.get(lease.owner);
+      const address = await this.addressOf(lease.owner);
       if (address) return { here: false, address };
       throw errors.instanceMoving(instanceId, 1);
     }
@@ -148,9 +148,18 @@ export class ClusterNode {
     if (await this.claimNow(instanceId)) return { here: true };
     // Another process took it meanwhile: the request goes there.
     const taken = await this.repo.lease(instanceId);
-    const address = taken?.owner && taken.owner !== this.nodeId ? this.addresses.get(taken.owner) : undefined;
+    const address = taken?.owner && taken.owner !== this.nodeId ? await this.addressOf(taken.owner) : undefined;
     if (address) return { here: false, address };
     throw errors.instanceMoving(instanceId, 1);
+  }
+
+  /** Where another process is reached; a process that joined since the last tick is looked up now. */
+  private async addressOf(nodeId: string): Promise<string | undefined> {
+    const known = this.addresses.get(nodeId);
+    if (known) return known;
+    const nodes = await this.repo.nodes(this.options.leaseMs, this.options.leaseMs * 10);
+    for (const node of nodes) this.addresses.set(node.nodeId, node.address);
+    return this.addresses.get(nodeId);
   }
 
   /** Takes a free instance at once (a request for it arrived); false when another process holds it. */
