@@ -149,7 +149,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const admin = resolveAdminKey(config.globalApiKey, config.dataDir);
   const storage = await openStorage(
     config.databaseUrl,
-    options.storage ?? (config.databaseSchema ? { schema: config.databaseSchema } : {}),
+    options.storage ?? (config.databaseSchema ? { schema: config.databaseSchema } : { checkpointInBackground: true }),
   );
 
   // Webhook URLs an instance token sets must reach public addresses unless WEBHOOK_ALLOW_PRIVATE_URLS.

@@ -5,6 +5,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { BackgroundCheckpointer } from './checkpointer.js';
 import { migrateToLatest } from './migrations.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -56,6 +57,8 @@ export interface OpenOptions {
   schema?: string;
   /** PostgreSQL pool size. */
   poolSize?: number;
+  /** SQLite file only: checkpoint the write-ahead log from a worker thread (see checkpointer.ts). */
+  checkpointInBackground?: boolean;
 }
 
 export async function openStorage(databaseUrl: string, options: OpenOptions = {}): Promise<Storage> {
@@ -72,7 +75,15 @@ export async function openStorage(databaseUrl: string, options: OpenOptions = {}
     // edge of each index) are copied back to the database once per checkpoint, not once per 1,000 pages.
     sqlite.pragma('wal_autocheckpoint = 10000');
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-    storage = { db, dialect: 'sqlite', close: () => db.destroy() };
+    const checkpointer = options.checkpointInBackground && file !== ':memory:' ? await BackgroundCheckpointer.start(file) : undefined;
+    storage = {
+      db,
+      dialect: 'sqlite',
+      close: async () => {
+        await checkpointer?.close();
+        await db.destroy();
+      },
+    };
   } else {
     const schema = options.schema;
     if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {

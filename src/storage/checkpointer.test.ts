@@ -1,0 +1,113 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../test/support/gateway.js';
+import { BackgroundCheckpointer } from './checkpointer.js';
+import { openStorage } from './db.js';
+
+const dirs: string[] = [];
+function tempFile(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-checkpoint-'));
+  dirs.push(dir);
+  return path.join(dir, 'db.sqlite');
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Rows of `table` in the database file alone: a copy without its log shows only checkpointed pages. */
+function rowsInDatabaseFile(file: string, table: string): number {
+  const copy = `${file}.copy`;
+  fs.copyFileSync(file, copy);
+  const db = new SQLite(copy, { readonly: true });
+  try {
+    return (db.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
+  } finally {
+    db.close();
+    fs.rmSync(copy);
+  }
+}
+
+/** A writer that never checkpoints by itself, so anything copied into the file is the worker's. */
+function writer(file: string): SQLite.Database {
+  const db = new SQLite(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('wal_autocheckpoint = 0');
+  db.exec('create table t (x blob)');
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  return db;
+}
+
+function insert(db: SQLite.Database, rows: number, bytes = 1_000): void {
+  const statement = db.prepare('insert into t values (randomblob(?))');
+  db.transaction(() => {
+    for (let i = 0; i < rows; i += 1) statement.run(bytes);
+  })();
+}
+
+describe('BackgroundCheckpointer', () => {
+  it('copies the log into the database file from its own thread, and the log starts over', async () => {
+    const file = tempFile();
+    const db = writer(file);
+    insert(db, 2_000);
+    expect(rowsInDatabaseFile(file, 't')).toBe(0);
+
+    const checkpointer = await BackgroundCheckpointer.start(file, 60_000);
+    try {
+      const first = await checkpointer.checkpoint();
+      expect(first.log).toBeGreaterThan(0);
+      expect(first.checkpointed).toBe(first.log);
+      expect(rowsInDatabaseFile(file, 't')).toBe(2_000);
+
+      // Once everything is copied the writer's next transaction writes the log from its start, so
+      // the file does not double with a second batch of the same size.
+      const logBytes = fs.statSync(`${file}-wal`).size;
+      insert(db, 2_000);
+      const second = await checkpointer.checkpoint();
+      expect(second.checkpointed).toBe(second.log);
+      expect(fs.statSync(`${file}-wal`).size).toBeLessThan(logBytes * 1.5);
+      expect(rowsInDatabaseFile(file, 't')).toBe(4_000);
+    } finally {
+      await checkpointer.close();
+      db.close();
+    }
+  });
+
+  it('checkpoints on its own interval without being asked', async () => {
+    const file = tempFile();
+    const db = writer(file);
+    const checkpointer = await BackgroundCheckpointer.start(file, 20);
+    try {
+      insert(db, 500);
+      await waitFor(() => rowsInDatabaseFile(file, 't') === 500 || undefined, 10_000, 'rows checkpointed');
+    } finally {
+      await checkpointer.close();
+      db.close();
+    }
+  });
+
+  it('is what a SQLite storage opened with checkpointInBackground uses, and stops with it', async () => {
+    const file = tempFile();
+    const storage = await openStorage(`sqlite:${file}`, { checkpointInBackground: true });
+    try {
+      // Far below the writer's own threshold (10,000 pages): only the worker copies these.
+      await sql`insert into sandbox_world (kind, id, body, updated_at) values ('probe', 'checkpoint', '{}', 0)`.execute(storage.db);
+      await waitFor(
+        () => {
+          try {
+            return rowsInDatabaseFile(file, "sandbox_world where kind = 'probe'") === 1 || undefined;
+          } catch {
+            return undefined; // the migrations themselves are not in the file yet
+          }
+        },
+        10_000,
+        'the row in the database file',
+      );
+    } finally {
+      await storage.close();
+    }
+  });
+});
