@@ -195,6 +195,23 @@ export async function autocannon({ url, method = 'GET', headers = {}, body, conn
   };
 }
 
+/**
+ * A steady load at `rate` requests/s in its own process (bench/steady-load.mjs): requests start at
+ * an even pace and latency counts from when each was due. What "half load" means in the figures.
+ */
+export async function steadyLoad({ url, method = 'POST', headers = {}, body, connections = 64, duration = 10, rate }) {
+  const options = { url, method, headers, body: typeof body === 'string' ? body : JSON.stringify(body), connections, duration, rate };
+  const child = spawn(process.execPath, [path.join(ROOT, 'bench/steady-load.mjs'), JSON.stringify(options)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d.toString()));
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`steady-load exited with ${code}`);
+  return JSON.parse(out);
+}
+
 /** RSS of a process from /proc (bytes). */
 export function rssOf(pid) {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
