@@ -96,7 +96,11 @@ async function sendRoad() {
 
 async function startBare() {
   const port = await freePort();
-  const bare = await startProcess(['bench/bare-server.mjs'], { PORT: String(port) }, { readyUrl: `http://127.0.0.1:${port}/api/v1/server/ok` });
+  const bare = await startProcess(
+    ['bench/bare-server.mjs'],
+    { PORT: String(port) },
+    { readyUrl: `http://127.0.0.1:${port}/api/v1/server/ok` },
+  );
   return { ...bare, url: `http://127.0.0.1:${port}` };
 }
 
