@@ -3,6 +3,7 @@
  * sessions, media, the message store) and then the FEATURES modules, which add the routes and the
  * background work. main.ts runs it as a process; tests build it in-process with their own clock and settings.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { resolveAdminKey } from './admin-key.js';
@@ -409,6 +410,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       const { deleted, mediaKeys } = await messageStore.pruneBatch(before);
       if (mediaKeys.length > 0) await mediaStore.delete(mediaKeys);
       if (deleted === 0) return;
+      await nextTurn(); // requests go between batches (SQLite runs each on the event loop)
     }
   };
   // Media files no message points at (a crash between writing a file and saving its message).

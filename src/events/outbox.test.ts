@@ -50,7 +50,7 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
 
   it('prunes in chunks: every delivered event older than the cutoff moves to the archive, pending and newer ones stay', async () => {
     const a = await createInstance(gw);
-    // More than one prune chunk (5,000): 11,000 events, every tenth still pending, the last 500 too new.
+    // More than one prune chunk (1,000): 11,000 events, every tenth still pending, the last 500 too new.
     const events = Array.from({ length: 11_000 }, (_, i) => ({
       eventId: `prune-${a.id}-${i}`,
       instanceId: a.id,
@@ -78,5 +78,31 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
       await gw.outbox.historyCount(a.id, { fromSeq: 0, toSeq: Number.MAX_SAFE_INTEGER, sinceAt: null, untilAt: null, types: null }),
     ).toBe(11_000);
     expect(await gw.outbox.prune(cutoff, true)).toBe(0);
+  });
+
+  it('gives the event loop back between prune chunks, so requests are not held for the whole prune', async () => {
+    const a = await createInstance(gw);
+    const events = Array.from({ length: 3_500 }, (_, i) => ({
+      eventId: `turns-${a.id}-${i}`,
+      instanceId: a.id,
+      instanceName: a.name,
+      type: 'MESSAGE' as const,
+      body: JSON.stringify({ i }),
+      createdAt: 2000 + i,
+      sinks: [],
+    }));
+    await gw.outbox.append(events);
+    let done = false;
+    let turnsDuringPrune = 0;
+    const countTurns = () => {
+      if (done) return;
+      turnsDuringPrune += 1;
+      setImmediate(countTurns);
+    };
+    setImmediate(countTurns);
+    await gw.outbox.prune(2000 + 3_500, true);
+    done = true;
+    // Four chunks of 1,000: the loop turned between them (on SQLite nothing else would give it back).
+    expect(turnsDuringPrune).toBeGreaterThanOrEqual(3);
   });
 });

@@ -2,6 +2,7 @@
  * The durable outbox (tables outbox, outbox_pending). An event is written here, with one pending row
  * per durable sink that wants it, before any sink sees it; a sink's acknowledgement deletes its row.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { EventType } from '../network/port.js';
 import { passFence, type WriteFence } from '../storage/fence.js';
@@ -10,8 +11,11 @@ import type { OutboxEntry } from './envelope.js';
 
 /** Rows per INSERT statement: far below SQLite's and PostgreSQL's bound-parameter limits. */
 const INSERT_CHUNK = 500;
-/** Events per prune step (bound parameters: well inside both databases' limits). */
-const PRUNE_CHUNK = 5000;
+/**
+ * Events per prune step. On SQLite a step runs on the event loop (~15 ms for 1,000 events moved to
+ * the archive), and the pruner gives the loop back between steps, so requests wait at most one step.
+ */
+const PRUNE_CHUNK = 1000;
 
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
@@ -268,6 +272,9 @@ export class OutboxStore {
         return Number(result.numDeletedRows);
       });
       if (seqs.length < PRUNE_CHUNK) return total;
+      // SQLite answers without a turn of the event loop: without this, a minute of events moved in
+      // one go held every request for the whole prune (~2 s for 120,000 events).
+      await nextTurn();
     }
   }
 
