@@ -1,5 +1,5 @@
 /** Instance tokens: 32 random bytes as base64url behind a fixed prefix; only their SHA-256 is stored. */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import { systemIds, type IdSource } from '../clock.js';
 
 export const TOKEN_PREFIX = 'wgt_';
@@ -16,8 +16,9 @@ export function isWellFormedToken(value: string): boolean {
   return value.length === TOKEN_LENGTH && TOKEN_SHAPE.test(value);
 }
 
+/** Every authenticated request hashes its token: the one-shot `hash` costs a third of a Hash object. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 /** Constant-time comparison for the admin key (hashing first makes the lengths equal). */
