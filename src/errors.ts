@@ -18,6 +18,11 @@ export const ERROR_CODES = {
   read_only: { status: 403, meaning: 'A read-only caller on a route that changes something.' },
   rate_limited: { status: 429, meaning: 'Rate limit exceeded (SPEC text: "rate limit exceeded"); the body has `retryAfter` in seconds.' },
   standby: { status: 503, meaning: 'This gateway process is on standby; another process is active for the database.' },
+  database_unavailable: {
+    status: 503,
+    meaning:
+      'The database could not be reached (connection refused, closed or timed out, or SQLite busy past its timeout): the request was not carried out, or, when the connection dropped during its commit, its outcome is unknown; the body has `retryAfter` in seconds.',
+  },
   forward_failed: {
     status: 502,
     meaning:
@@ -196,6 +201,7 @@ export const errors = {
     ),
   rateLimited: (retryAfter: number) => fail('rate_limited', 'rate limit exceeded', { retryAfter }),
   /** Another gateway process is the active one for this database (storage/active-lease.ts). */
+  databaseUnavailable: () => fail('database_unavailable', 'the database is unavailable; retry shortly', { retryAfter: 1 }),
   standby: () => fail('standby', 'this gateway process is on standby: another process is active for this database; send the request there'),
   /** Cluster mode: the owner took the forwarded request and never answered. */
   forwardFailed: () =>

@@ -129,6 +129,36 @@ describe('cluster refusals', () => {
     expect(res.headers['retry-after']).toBe('1');
     await app.close();
   });
+
+  it('a database that cannot be reached is 503 database_unavailable, a statement it refused stays a 500', async () => {
+    const app = Fastify();
+    registerErrorHandling(app);
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const shutdown = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+    const failures: Record<string, () => Error> = {
+      refused: () => refused,
+      shutdown: () => shutdown,
+      terminated: () => new Error('Connection terminated unexpectedly'),
+      both: () => new AggregateError([refused, refused], 'all addresses failed'),
+      busy: () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }),
+      statement: () => Object.assign(new Error('syntax error at or near "x"'), { code: '42601' }),
+    };
+    for (const [name, failure] of Object.entries(failures)) {
+      app.get(`/${name}`, () => {
+        throw failure();
+      });
+    }
+    for (const name of ['refused', 'shutdown', 'terminated', 'both', 'busy']) {
+      const res = await app.inject({ method: 'GET', url: `/${name}` });
+      expect(res.statusCode, name).toBe(503);
+      expect(res.json()).toMatchObject({ code: 'database_unavailable', retryAfter: 1 });
+      expect(res.headers['retry-after']).toBe('1');
+    }
+    const res = await app.inject({ method: 'GET', url: '/statement' });
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toMatchObject({ code: 'internal_error' });
+    await app.close();
+  });
 });
 
 describe('the error registry', () => {

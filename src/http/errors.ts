@@ -4,6 +4,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, errors } from '../errors.js';
+import { isDatabaseUnavailable } from '../storage/db.js';
 import { StaleOwnerError } from '../storage/fence.js';
 
 /** Validation errors list every problem found, up to this many. */
@@ -75,6 +76,10 @@ export function registerErrorHandling(app: FastifyInstance, elsewhere?: ServeEls
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) return send(reply, httpLayerError(error, status));
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unavailable');
+      return send(reply, errors.databaseUnavailable());
+    }
     request.log.error({ err: error }, 'unhandled error');
     return send(reply, errors.internal());
   });

@@ -109,5 +109,7 @@ describe('BackgroundCheckpointer', () => {
     } finally {
       await storage.close();
     }
+    // A second close (the gateway's, after a caller closed the storage itself) ends at once.
+    await storage.close();
   });
 });

@@ -43,6 +43,8 @@ parentPort.postMessage('ready');
 `;
 
 export class BackgroundCheckpointer {
+  private closing: Promise<void> | undefined;
+
   private constructor(private readonly worker: Worker) {}
 
   /** Starts checkpointing `file` (a SQLite database in WAL mode) every `intervalMs`. */
@@ -65,12 +67,17 @@ export class BackgroundCheckpointer {
 
   /** Runs one checkpoint step now and tells how far the log is copied. */
   checkpoint(): Promise<CheckpointResult> {
+    if (this.closing) return Promise.reject(new Error('checkpointer stopped'));
     return this.ask('checkpoint') as Promise<CheckpointResult>;
   }
 
-  async close(): Promise<void> {
-    await this.ask('close').catch(() => undefined);
-    await this.worker.terminate();
+  /** Stops the worker (closing its connection); the same promise on every call. */
+  close(): Promise<void> {
+    this.closing ??= this.ask('close')
+      .catch(() => undefined)
+      .then(() => this.worker.terminate())
+      .then(() => undefined);
+    return this.closing;
   }
 
   private ask(message: string): Promise<unknown> {

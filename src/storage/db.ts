@@ -122,3 +122,34 @@ export async function dropSchema(databaseUrl: string, schema: string): Promise<v
     await pool.end();
   }
 }
+
+/** Connection-level failures of node-postgres and the network (codes), and PostgreSQL's own. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  '57P01', // admin_shutdown: the server is stopping
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: starting up or shutting down
+  '08000', // connection_exception
+  '08003', // connection_does_not_exist
+  '08006', // connection_failure
+  'SQLITE_BUSY', // another writer held the file past busy_timeout
+]);
+/** node-postgres reports a lost or unobtainable connection by message only. */
+const UNREACHABLE_MESSAGE = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect/i;
+
+/**
+ * The database could not be reached, as opposed to a statement it refused: what a caller should see
+ * as 503 and retry, not as a 500.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
+  if (error instanceof AggregateError && error.errors.some(isDatabaseUnavailable)) return true;
+  return UNREACHABLE_MESSAGE.test(error.message);
+}

@@ -32,7 +32,8 @@ export interface GatewayProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function spawnGateway(env: Record<string, string>, port: number, listenTimeoutMs = 30_000): Promise<GatewayProcess> {
+// Starting through tsx takes seconds; on a loaded machine (another suite beside it) tens of them.
+export async function spawnGateway(env: Record<string, string>, port: number, listenTimeoutMs = 90_000): Promise<GatewayProcess> {
   const output: string[] = [];
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
