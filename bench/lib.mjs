@@ -88,9 +88,11 @@ export async function startGateway(env = {}, { readyLine, profile } = {}) {
   };
   const url = `http://127.0.0.1:${port}`;
   if (profile) fs.mkdirSync(PROFILE_DIR, { recursive: true });
+  // The flag `npm start` runs the server with (package.json).
+  const flags = ['--max-semi-space-size=32'];
   const args = profile
-    ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${profile}.cpuprofile`, 'dist/main.js']
-    : ['dist/main.js'];
+    ? [...flags, '--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${profile}.cpuprofile`, 'dist/main.js']
+    : [...flags, 'dist/main.js'];
   const proc = await startProcess(args, fullEnv, readyLine ? { readyLine } : { readyUrl: `${url}/api/v1/server/ok` });
   return { ...proc, url, port, dataDir, env: fullEnv, profileFile: profile ? path.join(PROFILE_DIR, `${profile}.cpuprofile`) : undefined };
 }
