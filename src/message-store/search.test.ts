@@ -129,6 +129,33 @@ describe.each(['sqlite', 'postgres'] as const)('message search after migration 0
     ]);
   });
 
+  it('gives the same total for every page: counted with the page, told by a page that is not full, or counted alone', async () => {
+    const all = (await store.search(instanceId, {}, { offset: 0, limit: 50 })).items.map((m) => m.key.id);
+    const bomDia = ['OLD6', 'OLD1'];
+    for (const [filter, expected] of [
+      [{}, all],
+      [{ text: 'bom dia' }, bomDia],
+      [{ remoteJid: CHAT }, all.filter((id) => id !== 'OLD6')],
+      [{ text: 'nothing like this' }, []],
+    ] as const) {
+      for (const page of [
+        { offset: 0, limit: 1 },
+        { offset: 0, limit: 50 },
+        { offset: 1, limit: 1 },
+        { offset: 1, limit: 50 },
+        { offset: 40, limit: 5 },
+      ]) {
+        const found = await store.search(instanceId, filter, page);
+        expect({ filter, page, total: found.total, ids: found.items.map((m) => m.key.id) }).toEqual({
+          filter,
+          page,
+          total: expected.length,
+          ids: expected.slice(page.offset, page.offset + page.limit),
+        });
+      }
+    }
+  });
+
   it('follows new messages, edits, revocations, re-saves and deletions', async () => {
     await store.save(message(instanceId, 'NEW1', { conversation: 'Pedido número 42 enviado' }, 1_780_000_100));
     await store.save(message(instanceId, 'NEW2', { videoMessage: { caption: 'vídeo do pedido 42' } }, 1_780_000_101));
@@ -168,15 +195,24 @@ describe.each(['sqlite', 'postgres'] as const)('message search after migration 0
     try {
       const tracedStore = new MessageStore(traced);
       const state = new WhatsAppStateStore(traced, { now: () => 0 });
-      await tracedStore.search(instanceId, {}, { offset: 0, limit: 10 });
-      await tracedStore.search(instanceId, { text: 'bom' }, { offset: 0, limit: 10 });
-      await tracedStore.search(instanceId, { remoteJid: CHAT, since: 1 }, { offset: 0, limit: 10 });
+      const statementsOf = async (run: () => Promise<unknown>) => {
+        const before = statements.length;
+        await run();
+        return statements.length - before;
+      };
+      // The page and its count in one statement; with a text filter the page alone when it is not
+      // full (the count would read every text again), the count too when it is.
+      expect(await statementsOf(() => tracedStore.search(instanceId, {}, { offset: 0, limit: 10 }))).toBe(1);
+      expect(await statementsOf(() => tracedStore.search(instanceId, { text: 'bom' }, { offset: 0, limit: 10 }))).toBe(1);
+      expect(await statementsOf(() => tracedStore.search(instanceId, { text: 'bom' }, { offset: 0, limit: 1 }))).toBe(2);
+      expect(await statementsOf(() => tracedStore.search(instanceId, { remoteJid: CHAT, since: 1 }, { offset: 0, limit: 10 }))).toBe(1);
       await tracedStore.latestOfChats(instanceId, [{ remoteJid: CHAT }, { remoteJid: OTHER_CHAT, since: 5 }]);
       const chatStatements = statements.length;
       await state.listChats(instanceId, {}, { offset: 0, limit: 10 });
       await state.listChats(instanceId, { query: 'bom' }, { offset: 0, limit: 10 });
       recording = false;
-      expect(statements).toHaveLength(chatStatements + 4);
+      // No chat here: each list is its page statement alone (an empty first page counts nothing).
+      expect(statements).toHaveLength(chatStatements + 2);
       const plans: string[] = [];
       for (const statement of statements) {
         const explain = CompiledQuery.raw(`${dialect === 'sqlite' ? 'explain query plan' : 'explain'} ${statement.sql}`, [
@@ -196,19 +232,20 @@ describe.each(['sqlite', 'postgres'] as const)('message search after migration 0
       // instance: on SQLite both carry body_text); pages walk their order, never sort.
       const sorted = /TEMP B-TREE|Sort/;
       expect(plans.slice(0, chatStatements).every((plan) => /messages_(instance|chat)_newest/.test(plan))).toBe(true);
-      for (const pageOf of [1, 3]) {
+      // The whole instance's page with its count, the text's page, its page and count, the chat's page.
+      for (const pageOf of [0, 1, 2]) {
         expect(plans[pageOf]).toContain('messages_instance_newest');
         expect(plans[pageOf]).not.toMatch(sorted);
       }
+      expect(plans[4]).toContain('messages_chat_newest');
+      expect(plans[4]).not.toMatch(sorted);
       expect(plans[5]).toContain('messages_chat_newest');
-      expect(plans[5]).not.toMatch(sorted);
-      expect(plans[6]).toContain('messages_chat_newest');
-      // The chat list's page (its second statement) follows whatsapp_chats_list_order.
-      const page = plans[chatStatements + 1]!;
+      // The chat list's page follows whatsapp_chats_list_order.
+      const page = plans[chatStatements]!;
       expect(page).toContain('whatsapp_chats_list_order');
       expect(page).not.toMatch(sorted);
       // A chat search looks into each chat's messages along the chat index.
-      expect(plans[chatStatements + 2]).toContain('messages_chat_newest');
+      expect(plans[chatStatements + 1]).toContain('messages_chat_newest');
     } finally {
       await traced.destroy();
     }

@@ -2,13 +2,15 @@
  * The message store: every message an instance sent or received (from MESSAGE and SEND_MESSAGE
  * events), so later requests can quote it, forward it or download its media by message id.
  */
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { ChatMessages, MessageFilter, MessageKey, StoredMessage } from '../network/port.js';
 
 // The stored shapes are declared by the port, which hands this store to the drivers.
 export { messageTypeOf } from '../network/port.js';
 export type { MessageFilter, StoredMedia, StoredMessage } from '../network/port.js';
 import { NOT_POLL_VOTE, POLL_VOTE_TYPE } from '../storage/expressions.js';
+import { isPostgres } from '../storage/db.js';
+import { totalOf } from '../storage/paging.js';
 import type { Database } from '../storage/schema.js';
 
 export { POLL_VOTE_TYPE };
@@ -257,16 +259,20 @@ export class MessageStore implements ChatMessages {
       // lower() is (ASCII on SQLite, the collation's on PostgreSQL).
       query = query.where(sql<boolean>`lower(body_text) like lower(${containing(filter.text)}) escape '\\'`);
     }
-    const counted = await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirst();
-    const rows = await query
+    const count = query.select((eb) => eb.fn.countAll<number | string>().as('n'));
+    const newestFirst = query
       .select(COLUMNS)
       .orderBy('message_timestamp', 'desc')
       .orderBy('created_at', 'desc')
       .orderBy('message_id', 'desc')
       .offset(page.offset)
-      .limit(page.limit)
-      .execute();
-    return { items: rows.map(fromRow), total: Number(counted?.n ?? 0) };
+      .limit(page.limit);
+    // One statement for the page and its count, except where the count costs what the page does
+    // (a text filter reads every candidate's text): there the page comes first, and a page that is
+    // not full tells the total without counting.
+    const rows = filter.text === undefined ? await newestFirst.select(count.as('total')).execute() : await newestFirst.execute();
+    const total = totalOf(rows, page) ?? Number((await count.executeTakeFirst())?.n ?? 0);
+    return { items: rows.map(fromRow), total };
   }
 
   async latestOfChats(instanceId: string, chats: { remoteJid: string; since?: number }[]): Promise<Map<string, StoredMessage>> {
@@ -302,7 +308,7 @@ export class MessageStore implements ChatMessages {
   }
 
   private postgres(): boolean {
-    return this.db.getExecutor().adapter instanceof PostgresAdapter;
+    return isPostgres(this.db);
   }
 
   /**

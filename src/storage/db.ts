@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { BackgroundCheckpointer } from './checkpointer.js';
@@ -24,6 +24,11 @@ const pgTypes = {
     return pg.types.getTypeParser(oid, format);
   },
 };
+
+/** Whether `db` talks to PostgreSQL (else SQLite): for the few statements spelled per dialect. */
+export function isPostgres(db: Kysely<Database>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
 
 /** Prepared statements kept per SQL text (most used first out last). */
 const STATEMENT_CACHE = 256;

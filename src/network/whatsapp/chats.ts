@@ -51,24 +51,25 @@ export class WhatsAppChats implements ChatOperations {
   constructor(private readonly link: WhatsAppLink) {}
 
   async list(filter: ChatFilter, page: PageRequest): Promise<PageOf<ChatSummary>> {
-    // A fixed number of reads per page, none per chat: the rows (with contact names), their last
-    // messages, and the labels on both; each chat reads as `get` shows it.
+    // A fixed number of reads per page, none per chat: the rows (with their count, contact names
+    // and own labels), their last messages, and the labels of those only for chats that have
+    // labelled messages; each chat reads as `get` shows it.
     const { instanceId } = this.link;
     const { rows, total } = await this.link.state.listChats(instanceId, filter, page);
     const latest = await this.link.messages.latestOfChats(
       instanceId,
       rows.map((row) => ({ remoteJid: row.jid, ...this.since(row) })),
     );
-    const labels = await this.link.state.labelsOnChats(
-      instanceId,
-      rows.map((row) => {
-        const last = latest.get(row.jid);
-        return { chatJid: row.jid, messageIds: last ? ['', last.key.id] : [''] };
-      }),
-    );
-    const items = rows.map((row) =>
-      this.summary(row, row.name ?? row.contact_name, latest.get(row.jid), labels.get(row.jid) ?? new Map<string, string[]>()),
-    );
+    const labelledLast = rows.flatMap((row) => {
+      const last = latest.get(row.jid);
+      return row.labelled_messages && last ? [{ chatJid: row.jid, messageIds: [last.key.id] }] : [];
+    });
+    const messageLabels = labelledLast.length > 0 ? await this.link.state.labelsOnChats(instanceId, labelledLast) : undefined;
+    const items = rows.map((row) => {
+      const labels = new Map(messageLabels?.get(row.jid));
+      labels.set('', row.labels);
+      return this.summary(row, row.name ?? row.contact_name, latest.get(row.jid), labels);
+    });
     return { items, total };
   }
 

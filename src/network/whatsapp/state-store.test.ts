@@ -215,6 +215,8 @@ describe.each(dialects)('whatsapp state kept on $name', ({ url, schema }) => {
     const chats = account.session.chats!;
     // A label on a chat's last message, and a poll vote newer than it (votes are never a last message).
     await account.driver.state.linkLabel(account.instanceId, '1', OTHER_PN, '3EB0OTHER002', true);
+    // More labels on the chat itself: listed in number order, as `get` lists them.
+    for (const label of ['10', '2']) await account.driver.state.linkLabel(account.instanceId, label, OTHER_PN, undefined, true);
     await messages.savePollVote(account.instanceId, {
       key: { remoteJid: OTHER_PN, fromMe: false, id: '3EB0VOTE0001' },
       pollMessageId: 'POLL1',
@@ -237,18 +239,30 @@ describe.each(dialects)('whatsapp state kept on $name', ({ url, schema }) => {
         return statements;
       };
       let listed: Awaited<ReturnType<typeof chats.list>> | undefined;
+      let first: Awaited<ReturnType<typeof chats.list>> | undefined;
+      let pastTheEnd: Awaited<ReturnType<typeof chats.list>> | undefined;
       const wholePage = await counted(async () => (listed = await chats.list({}, page)));
-      const onePerPage = await counted(() => chats.list({}, { offset: 0, limit: 1 }));
+      const onePerPage = await counted(async () => (first = await chats.list({}, { offset: 0, limit: 1 })));
+      const emptyPage = await counted(async () => (pastTheEnd = await chats.list({}, { offset: 10, limit: 5 })));
       executor.executeQuery = execute;
-      // The count, the rows, their last messages, the labels: 4 statements for 1 chat or 4.
-      expect(wholePage).toBe(4);
-      expect(onePerPage).toBe(wholePage);
+      // The rows with their count and own labels, their last messages, and the labels of the last
+      // messages of chats with labelled messages (one here): 3 statements; 2 without such a chat.
+      expect(wholePage).toBe(3);
+      expect(first!.items.map((c) => c.chatId)).not.toContain(OTHER_PN);
+      expect(onePerPage).toBe(2);
+      // A page past the end counts on its own.
+      expect(emptyPage).toBe(2);
+      expect(pastTheEnd).toEqual({ items: [], total: 4 });
+      expect(first!.total).toBe(4);
+      expect(listed!.total).toBe(4);
       expect(listed!.items).toHaveLength(4);
       for (const item of listed!.items) expect(item).toEqual(await chats.get(item.chatId));
       const other = listed!.items.find((c) => c.chatId === OTHER_PN);
       expect(other?.lastMessage).toMatchObject({ key: { id: '3EB0OTHER002' }, labels: ['1'] });
+      expect(other?.labels).toEqual(['1', '2', '10']);
     } finally {
       await account.driver.state.linkLabel(account.instanceId, '1', OTHER_PN, '3EB0OTHER002', false);
+      for (const label of ['10', '2']) await account.driver.state.linkLabel(account.instanceId, label, OTHER_PN, undefined, false);
     }
   });
 

@@ -12,6 +12,8 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Clock } from '../../clock.js';
 import { messageTypeOf, type ChatFilter, type ChatMessages, type PageRequest } from '../port.js';
 import { CHAT_LIST_ORDER, NOT_POLL_VOTE } from '../../storage/expressions.js';
+import { isPostgres } from '../../storage/db.js';
+import { totalOf } from '../../storage/paging.js';
 import type { Database, WhatsAppCallsTable, WhatsAppChatsTable, WhatsAppContactsTable, WhatsAppLabelsTable } from '../../storage/schema.js';
 import type { LidDirectory } from './addresses.js';
 import { isUserMessage, messageData, toSeconds } from './translate-in.js';
@@ -39,6 +41,14 @@ export interface ChatPatch {
   deleted?: boolean;
 }
 
+/** A chat as the list reads it: its row, its contact's name, its own label ids (sorted). */
+export type ListedChat = ChatRow & {
+  contact_name: string | null;
+  labels: string[];
+  /** Whether a label is on one of its messages (then its last message's labels are read). */
+  labelled_messages: boolean;
+};
+
 export interface ContactPatch {
   jid: string;
   name?: string | null;
@@ -48,6 +58,11 @@ export interface ContactPatch {
 
 /** Content kinds that change another message rather than being one (as the message recorder skips them). */
 const NOT_MESSAGES = new Set(['reactionMessage', 'protocolMessage', 'pollUpdateMessage', 'editedMessage']);
+
+/** Label ids in their order on the API: by number. */
+function sortedLabels(ids: string[]): string[] {
+  return ids.sort((a, b) => Number(a) - Number(b));
+}
 
 function escapeLike(text: string): string {
   return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -151,11 +166,7 @@ export class WhatsAppStateStore {
   }
 
   /** Chats matching the filter: pinned first (latest pin first), then by last activity. */
-  async listChats(
-    instanceId: string,
-    filter: ChatFilter,
-    page: PageRequest,
-  ): Promise<{ rows: (ChatRow & { contact_name: string | null })[]; total: number }> {
+  async listChats(instanceId: string, filter: ChatFilter, page: PageRequest): Promise<{ rows: ListedChat[]; total: number }> {
     let query = this.db
       .selectFrom('whatsapp_chats as c')
       .leftJoin('whatsapp_contacts as p', (join) => join.onRef('p.instance_id', '=', 'c.instance_id').onRef('p.jid', '=', 'c.jid'))
@@ -218,10 +229,19 @@ export class WhatsAppStateStore {
         ]),
       );
     }
-    const counted = await query.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirst();
+    const count = query.select((eb) => eb.fn.countAll<number | string>().as('n'));
+    // One statement: the page, its count, each chat's own labels and whether any of its messages
+    // carry one (only then are message labels read).
+    const labels = sql<string[] | string | null>`(${
+      isPostgres(this.db) ? sql`select json_agg(l.label_id)` : sql`select json_group_array(l.label_id)`
+    } from whatsapp_label_links l where l.instance_id = c.instance_id and l.chat_jid = c.jid and l.message_id = '')`;
+    const labelledMessages = sql<
+      boolean | number
+    >`exists (select 1 from whatsapp_label_links l where l.instance_id = c.instance_id and l.chat_jid = c.jid and l.message_id <> '')`;
     const rows = await query
       .selectAll('c')
       .select(sql<string | null>`coalesce(p.name, p.notify, p.verified_name)`.as('contact_name'))
+      .select([labels.as('labels'), labelledMessages.as('labelled_messages'), count.as('total')])
       // Spelled as whatsapp_chats_list_order (storage/expressions.ts): a page is read along it, not sorted.
       .orderBy(sql.raw(CHAT_LIST_ORDER[0]))
       .orderBy('c.pinned_at', 'desc')
@@ -230,7 +250,14 @@ export class WhatsAppStateStore {
       .offset(page.offset)
       .limit(page.limit)
       .execute();
-    return { rows, total: Number(counted?.n ?? 0) };
+    const total = totalOf(rows, page) ?? Number((await count.executeTakeFirst())?.n ?? 0);
+    // Set on the rows as read (a copy per row costs more than the statement saved).
+    for (const row of rows) {
+      const chatLabels = row.labels;
+      (row as ListedChat).labels = sortedLabels(typeof chatLabels === 'string' ? (JSON.parse(chatLabels) as string[]) : (chatLabels ?? []));
+      (row as ListedChat).labelled_messages = Boolean(row.labelled_messages);
+    }
+    return { rows: rows as unknown as ListedChat[], total };
   }
 
   // --- contacts ---
@@ -340,7 +367,7 @@ export class WhatsAppStateStore {
       .where('message_id', 'in', ids)
       .execute();
     for (const row of rows) out.get(row.chat_jid)?.get(row.message_id)?.push(row.label_id);
-    for (const chat of out.values()) for (const labels of chat.values()) labels.sort((a, b) => Number(a) - Number(b));
+    for (const chat of out.values()) for (const labels of chat.values()) sortedLabels(labels);
     return out;
   }
 
@@ -355,7 +382,7 @@ export class WhatsAppStateStore {
       .where('message_id', 'in', messageIds)
       .execute();
     for (const row of rows) out.get(row.message_id)?.push(row.label_id);
-    for (const ids of out.values()) ids.sort((a, b) => Number(a) - Number(b));
+    for (const ids of out.values()) sortedLabels(ids);
     return out;
   }
 
