@@ -110,7 +110,8 @@ const phoneOf = (n: number) => `55119${String(70_000_000 + n).padStart(8, '0')}`
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-session-cost-'));
 const env: Record<string, string> = { WHATSAPP_WS_URL: wsUrl, RATE_LIMIT_PER_IP: '10000000', RATE_LIMIT_PER_KEY: '10000000' };
 // The gateway's own knobs, passed through (the resume pace, the message cache).
-for (const name of ['WHATSAPP_RESUME_PER_SECOND', 'WHATSAPP_MESSAGE_CACHE', 'WHATSAPP_CONNECT_TIMEOUT_MS']) if (process.env[name]) env[name] = process.env[name];
+for (const name of ['WHATSAPP_RESUME_PER_SECOND', 'WHATSAPP_MESSAGE_CACHE', 'WHATSAPP_CONNECT_TIMEOUT_MS'])
+  if (process.env[name]) env[name] = process.env[name];
 let gw = await startGateway({ dataDir, env });
 try {
   const empty = await reading();
