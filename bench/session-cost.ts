@@ -169,6 +169,7 @@ try {
       if (accounts.size === linked) allLoggedIn();
     });
     const restarted = performance.now();
+    const resumeCpu = process.cpuUsage();
     const progress = setInterval(
       () =>
         console.error(`session_cost: resume ${Math.round(performance.now() - restarted)} ms: ${accounts.size} accounts, ${logins} logins`),
@@ -183,6 +184,7 @@ try {
     const loggedInMs = Math.round(performance.now() - restarted);
     if (complete) await settled(gw, linked, BACKLOG);
     const caughtUpMs = Math.round(performance.now() - restarted);
+    const resumeCpuUsed = process.cpuUsage(resumeCpu);
     clearInterval(progress);
     stopCounting();
     const r = await reading();
@@ -195,6 +197,8 @@ try {
       loggedInMs,
       logins,
       caughtUpMs,
+      // The gateway's CPU over the resume (100: one core busy the whole time).
+      cpuPercentOfOneCore: Math.round(((resumeCpuUsed.user + resumeCpuUsed.system) / 1000 / caughtUpMs) * 1000) / 10,
       sessionsPerSecond: Math.round((linked / (caughtUpMs / 1000)) * 10) / 10,
       rssPerSession: Math.round((r.rss - stopped.rss) / linked),
       heapPerSession: Math.round((r.heap - stopped.heap) / linked),
