@@ -11,12 +11,17 @@
  * memory of the resumed sessions. Run by bench/run.mjs (`BENCH_ONLY=session_cost`) with tsx and
  * --expose-gc; prints one JSON line.
  *
+ * The fake server runs in a child process (bench/fake-wa-server-process.ts; this process's Baileys
+ * trusts the child's Noise root), so the figures are the gateway's alone; its own memory is reported
+ * beside them. SESSION_FAKE_SERVER=inprocess runs it in this process as before: its side of each
+ * connection (the phones' Signal encryption included) is then counted too.
+ *
  * Knobs: SESSION_SIZES (10,30), SESSION_ACCOUNT (realistic | empty), SESSION_IDLE_SECONDS (20),
  * SESSION_RESUME (1; 0 skips the restart), SESSION_BACKLOG (50 offline messages per resumed
- * session), and the gateway's WHATSAPP_RESUME_PER_SECOND and WHATSAPP_MESSAGE_CACHE. The fake
- * server runs in the same process (Baileys must trust its Noise root), so its side of each
- * connection (the phone's Signal encryption included) is in the figures too: an upper bound for
- * the client side.
+ * session), SESSION_FAKE_SERVER (process | inprocess), SESSION_LINK_CONCURRENCY (links in flight
+ * at once with the server in a child process; 1), SESSION_FAKE_SERVER_PORT (0: any free port), and
+ * SESSION_RESUME_TIMEOUT_SECONDS (900: the resume figure then says how many logged in), and the
+ * gateway's WHATSAPP_RESUME_PER_SECOND and WHATSAPP_MESSAGE_CACHE.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -25,6 +30,7 @@ import { sql } from 'kysely';
 import { FakeWaServer, type FakeConnection } from '../src/network/whatsapp/fixtures/fake-wa-server.js';
 import { REALISTIC, RealisticAccount } from '../src/network/whatsapp/fixtures/realistic-account.js';
 import { startGateway, type TestGateway } from '../test/support/gateway.js';
+import { FakeWaServerProcess } from './fake-wa-server-process.js';
 import { pairedWhatsApp } from './whatsapp-pairing.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -34,6 +40,9 @@ const SIZES = (process.env.SESSION_SIZES ?? (QUICK ? '5,10' : '10,30')).split(',
 const IDLE_SECONDS = Number(process.env.SESSION_IDLE_SECONDS ?? (QUICK ? 5 : 20));
 const REALISTIC_ACCOUNT = (process.env.SESSION_ACCOUNT ?? 'realistic') === 'realistic';
 const RESUME = process.env.SESSION_RESUME !== '0';
+const IN_PROCESS = process.env.SESSION_FAKE_SERVER === 'inprocess';
+const RESUME_TIMEOUT_SECONDS = Number(process.env.SESSION_RESUME_TIMEOUT_SECONDS ?? 900);
+const LINK_CONCURRENCY = IN_PROCESS ? 1 : Number(process.env.SESSION_LINK_CONCURRENCY ?? 1);
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
@@ -67,15 +76,42 @@ async function settled(gw: TestGateway, sessions: number, extra = 0): Promise<vo
 }
 
 const BACKLOG = Number(process.env.SESSION_BACKLOG ?? REALISTIC.backlog);
-const account = REALISTIC_ACCOUNT ? new RealisticAccount({ ...REALISTIC, backlog: BACKLOG }) : undefined;
-const server = new FakeWaServer(account ? { account } : {});
-const wsUrl = await server.start();
-// The payloads every account shares are built before the baseline.
-await account?.prepare();
+let server: FakeWaServer | FakeWaServerProcess;
+let wsUrl: string;
+if (IN_PROCESS) {
+  const account = REALISTIC_ACCOUNT ? new RealisticAccount({ ...REALISTIC, backlog: BACKLOG }) : undefined;
+  const inProcess = new FakeWaServer(account ? { account } : {});
+  wsUrl = await inProcess.start();
+  // The payloads every account shares are built before the baseline.
+  await account?.prepare();
+  server = inProcess;
+} else {
+  server = await FakeWaServerProcess.start({
+    account: REALISTIC_ACCOUNT ? 'realistic' : 'empty',
+    backlog: BACKLOG,
+    port: Number(process.env.SESSION_FAKE_SERVER_PORT ?? 0),
+  });
+  wsUrl = server.url;
+}
+/** Calls `listener` with the user of every login the server sees (the resumed sessions). */
+function onLogin(listener: (username: string | undefined) => void): () => void {
+  if (server instanceof FakeWaServerProcess) {
+    server.on('login', listener);
+    return () => server.off('login', listener);
+  }
+  const onClient = (connection: FakeConnection) => {
+    if (connection.kind === 'login') listener(connection.username);
+  };
+  server.on('client', onClient);
+  return () => server.off('client', onClient);
+}
+const serverMemory = () => (server instanceof FakeWaServerProcess ? server.memory() : Promise.resolve(undefined));
+const phoneOf = (n: number) => `55119${String(70_000_000 + n).padStart(8, '0')}`;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-session-cost-'));
 const env: Record<string, string> = { WHATSAPP_WS_URL: wsUrl, RATE_LIMIT_PER_IP: '10000000', RATE_LIMIT_PER_KEY: '10000000' };
 // The gateway's own knobs, passed through (the resume pace, the message cache).
-for (const name of ['WHATSAPP_RESUME_PER_SECOND', 'WHATSAPP_MESSAGE_CACHE']) if (process.env[name]) env[name] = process.env[name];
+for (const name of ['WHATSAPP_RESUME_PER_SECOND', 'WHATSAPP_MESSAGE_CACHE', 'WHATSAPP_CONNECT_TIMEOUT_MS'])
+  if (process.env[name]) env[name] = process.env[name];
 let gw = await startGateway({ dataDir, env });
 try {
   const empty = await reading();
@@ -84,12 +120,15 @@ try {
   const started = performance.now();
   for (const size of SIZES) {
     while (linked < size) {
-      linked += 1;
-      await pairedWhatsApp(gw, server, `55119${String(70_000_000 + linked).padStart(8, '0')}`);
+      const batch = Math.min(LINK_CONCURRENCY, size - linked);
+      await Promise.all(Array.from({ length: batch }, (_, i) => pairedWhatsApp(gw, server, phoneOf(linked + i + 1))));
+      linked += batch;
+      if (linked % 100 < batch) console.error(`session_cost: ${linked} linked, ${Math.round(performance.now() - started)} ms`);
     }
     await settled(gw, linked);
     const r = await reading();
-    sizes.push({
+    const fakeServer = await serverMemory();
+    const figures = {
       sessions: size,
       rssBytes: r.rss,
       heapBytes: r.heap,
@@ -99,7 +138,10 @@ try {
       // allocator's (memory freed but not returned to the system, native libraries).
       externalPerSession: Math.round((r.external - empty.external) / size),
       linkedAndSettledMs: Math.round(performance.now() - started),
-    });
+      ...(fakeServer ? { fakeServerProcess: { rssBytes: fakeServer.rss, heapBytes: fakeServer.heap } } : {}),
+    };
+    sizes.push(figures);
+    console.error(`session_cost: ${JSON.stringify(figures)}`);
   }
   const linkMs = Math.round(performance.now() - started);
   const before = process.cpuUsage();
@@ -115,34 +157,53 @@ try {
   if (RESUME) {
     await gw.stop();
     const stopped = await reading();
+    // Distinct accounts logged in; `logins` counts every login (a session that timed out and
+    // logged in again counts twice).
+    const accounts = new Set<string | undefined>();
     let logins = 0;
     let allLoggedIn: () => void = () => undefined;
-    const loggedIn = new Promise<void>((resolve) => (allLoggedIn = resolve));
-    const onClient = (connection: FakeConnection) => {
-      if (connection.kind !== 'login') return;
+    const loggedIn = new Promise<boolean>((resolve) => (allLoggedIn = () => resolve(true)));
+    const stopCounting = onLogin((username) => {
       logins += 1;
-      if (logins === linked) allLoggedIn();
-    };
-    server.on('client', onClient);
+      accounts.add(username);
+      if (accounts.size === linked) allLoggedIn();
+    });
     const restarted = performance.now();
+    const resumeCpu = process.cpuUsage();
+    const progress = setInterval(
+      () =>
+        console.error(`session_cost: resume ${Math.round(performance.now() - restarted)} ms: ${accounts.size} accounts, ${logins} logins`),
+      5000,
+    );
     gw = await startGateway({ dataDir, env });
     const listeningMs = Math.round(performance.now() - restarted);
-    await loggedIn;
+    const complete = await Promise.race([
+      loggedIn,
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), RESUME_TIMEOUT_SECONDS * 1000)),
+    ]);
     const loggedInMs = Math.round(performance.now() - restarted);
-    await settled(gw, linked, account ? BACKLOG : 0);
+    if (complete) await settled(gw, linked, BACKLOG);
     const caughtUpMs = Math.round(performance.now() - restarted);
-    server.off('client', onClient);
+    const resumeCpuUsed = process.cpuUsage(resumeCpu);
+    clearInterval(progress);
+    stopCounting();
     const r = await reading();
+    const fakeServer = await serverMemory();
     resume = {
       sessions: linked,
       pacePerSecond: gw.config.whatsapp.resumePerSecond,
       listeningMs,
+      ...(complete ? {} : { incomplete: `after ${RESUME_TIMEOUT_SECONDS} s only ${accounts.size} accounts had logged in` }),
       loggedInMs,
+      logins,
       caughtUpMs,
+      // The gateway's CPU over the resume (100: one core busy the whole time).
+      cpuPercentOfOneCore: Math.round(((resumeCpuUsed.user + resumeCpuUsed.system) / 1000 / caughtUpMs) * 1000) / 10,
       sessionsPerSecond: Math.round((linked / (caughtUpMs / 1000)) * 10) / 10,
       rssPerSession: Math.round((r.rss - stopped.rss) / linked),
       heapPerSession: Math.round((r.heap - stopped.heap) / linked),
       externalPerSession: Math.round((r.external - stopped.external) / linked),
+      ...(fakeServer ? { fakeServerProcess: { rssBytes: fakeServer.rss, heapBytes: fakeServer.heap } } : {}),
     };
   }
 
@@ -153,7 +214,13 @@ try {
         ? `realistic (fake WhatsApp server): 812 pre-keys uploaded, history sync of 5,000 messages over 200 chats (50 groups), 500 contacts, app-state patches; ${BACKLOG} offline messages on resume`
         : 'linked, empty (fake WhatsApp server)',
       gcForced: gc !== undefined,
-      baseline: { name: 'same gateway and fake server, no session', rssBytes: empty.rss, heapBytes: empty.heap },
+      fakeServer: IN_PROCESS ? 'in the same process (its side counted)' : 'child process (the figures are the gateway alone)',
+      linkConcurrency: LINK_CONCURRENCY,
+      baseline: {
+        name: IN_PROCESS ? 'same gateway and fake server, no session' : 'same gateway, no session',
+        rssBytes: empty.rss,
+        heapBytes: empty.heap,
+      },
       sizes,
       linkMs,
       idle,
