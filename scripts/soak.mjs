@@ -269,14 +269,17 @@ while (Date.now() < ends) {
   }
 }
 
-// Drain: every acknowledged event must reach the receiver.
+// Drain: every acknowledged event must reach the receiver. The last ticks' answers come first: an
+// answer that arrived after the drain began was counted lost (its event still on its way).
+while (inflight > 0) await sleep(50);
 const drainUntil = Date.now() + 120_000;
 while (Date.now() < drainUntil && [...expected].some((k) => !received.has(k))) await sleep(500);
 clearInterval(sampler);
 clearInterval(gcSampler);
 samples.push(await sample());
 liveSamples.push(await liveSample());
-const lost = [...expected].filter((k) => !received.has(k)).length;
+const lostKeys = [...expected].filter((k) => !received.has(k));
+const lost = lostKeys.length;
 const snapshots = SNAPSHOTS ? [await midSnapshot, await heapSnapshot('end')] : undefined;
 
 /** Least-squares slope of `field` over the samples (of `from`) of the last half, in MB per hour. */
@@ -328,5 +331,7 @@ const exited = new Promise((resolve) => child.once('exit', resolve));
 stopChild();
 await exited;
 receiver.close();
-fs.rmSync(dataDir, { recursive: true, force: true });
+// Events lost: their keys, and the gateway's data (outbox, dead letters) kept to look into.
+if (lost > 0) console.log(JSON.stringify({ soak: 'lost', keys: lostKeys.slice(0, 20), dataDir }));
+else fs.rmSync(dataDir, { recursive: true, force: true });
 process.exit(lost === 0 && counts.failed === 0 ? 0 : 1);
