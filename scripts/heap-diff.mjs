@@ -179,9 +179,11 @@ const held = [...new Set([...heldA.keys(), ...heldB.keys()])].map((k) => ({
   grew: (heldB.get(k) ?? 0) - (heldA.get(k) ?? 0),
   now: heldB.get(k) ?? 0,
 }));
-for (const h of held.sort((x, y) => y.grew - x.grew).slice(0, TOP)) {
-  console.log(`  ${mb(h.grew).padStart(7)}  ${mb(h.now).padStart(7)}  ${h.k}`);
-}
+held.sort((x, y) => y.grew - x.grew);
+for (const h of held.slice(0, TOP)) console.log(`  ${mb(h.grew).padStart(7)}  ${mb(h.now).padStart(7)}  ${h.k}`);
+// A holder can gain only because the first retainer of the same objects changed; its loss shows here.
+console.log('  … and the holders that lost most:');
+for (const h of held.slice(-8).reverse()) console.log(`  ${mb(h.grew).padStart(7)}  ${mb(h.now).padStart(7)}  ${h.k}`);
 
 if (detail) {
   console.log(`\nwhat ${detail.holder} holds in the second snapshot (kind, 3 levels of path):`);
