@@ -5,6 +5,16 @@
 // SOAK_SAMPLE_SECONDS (default 15) it reads RSS, heap and event-loop delay from /metrics. At the end it
 // prints the samples, the RSS and heap slopes over the last half of the run (MB per hour, least
 // squares) and the events lost, and writes them to .test-data/soak.json. Not part of the test command.
+//
+// The gateway runs with scripts/soak-probe.mjs loaded (a soak-only IPC hook, not part of the gateway):
+// every SOAK_GC_SAMPLE_SECONDS (default 60) the soak has it run a full GC and read process.memoryUsage(),
+// so the summary also gives the live heap (what survives a GC, unlike /metrics' heap used, which
+// swings by 100+ MB with the garbage), external memory and RSS after the GC, with their slopes.
+// SOAK_HEAP_SNAPSHOTS=<folder>: a heap snapshot at the middle of the run (the start of the measured
+// half) and one at the end (after the drain); compare them with
+// `node --max-old-space-size=8192 scripts/heap-diff.mjs <folder>/middle.heapsnapshot <folder>/end.heapsnapshot`.
+// A snapshot blocks the gateway for seconds and leaves its RSS hundreds of MB higher: a diagnosis run,
+// not a figure run. SOAK_PORT and SOAK_HOOK_PORT pin the gateway's and the receiver's ports.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -17,7 +27,9 @@ const MINUTES = Number(process.env.SOAK_MINUTES ?? 60);
 const INSTANCES = Number(process.env.SOAK_INSTANCES ?? 20);
 const RATE = Number(process.env.SOAK_RATE ?? 100);
 const SAMPLE_SECONDS = Number(process.env.SOAK_SAMPLE_SECONDS ?? 15);
-for (const [name, value] of Object.entries({ MINUTES, INSTANCES, RATE, SAMPLE_SECONDS })) {
+const GC_SAMPLE_SECONDS = Number(process.env.SOAK_GC_SAMPLE_SECONDS ?? 60);
+const SNAPSHOTS = process.env.SOAK_HEAP_SNAPSHOTS ? path.resolve(process.env.SOAK_HEAP_SNAPSHOTS) : null;
+for (const [name, value] of Object.entries({ MINUTES, INSTANCES, RATE, SAMPLE_SECONDS, GC_SAMPLE_SECONDS })) {
   if (!Number.isFinite(value) || value <= 0) {
     console.error(`SOAK_${name} must be a positive number`);
     process.exit(2);
@@ -58,12 +70,13 @@ const receiver = http.createServer((req, res) => {
     res.writeHead(200).end('ok');
   });
 });
-await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+await new Promise((resolve) => receiver.listen(Number(process.env.SOAK_HOOK_PORT ?? 0), '127.0.0.1', resolve));
 const hook = `http://127.0.0.1:${receiver.address().port}/hook`;
 
-const port = await freePort();
+const port = process.env.SOAK_PORT ? Number(process.env.SOAK_PORT) : await freePort();
 const url = `http://127.0.0.1:${port}`;
-const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+if (SNAPSHOTS) fs.mkdirSync(SNAPSHOTS, { recursive: true });
+const child = spawn(process.execPath, ['--expose-gc', '--import', './scripts/soak-probe.mjs', '--import', 'tsx', 'src/main.ts'], {
   cwd: root,
   env: {
     ...process.env,
@@ -76,8 +89,27 @@ const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     RATE_LIMIT_PER_KEY: '10000000',
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
   },
-  stdio: ['ignore', 'inherit', 'inherit'],
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 });
+let probeId = 0;
+/** Asks scripts/soak-probe.mjs in the gateway (see the top of this file) and waits for its answer. */
+function probe(question) {
+  const id = (probeId += 1);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.off('message', onMessage);
+      reject(new Error(`no answer to ${question.probe} within 120 s`));
+    }, 120_000);
+    const onMessage = (message) => {
+      if (message?.id !== id) return;
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      resolve(message);
+    };
+    child.on('message', onMessage);
+    child.send({ ...question, id });
+  });
+}
 const stopChild = () => {
   if (child.exitCode === null) child.kill('SIGTERM');
 };
@@ -91,7 +123,8 @@ async function call(method, route, body, key = ADMIN) {
     method,
     headers: { apikey: key, ...(body ? { 'content-type': 'application/json' } : {}) },
     ...(body ? { body: JSON.stringify(body) } : {}),
-    signal: AbortSignal.timeout(15_000),
+    // A heap snapshot stops the gateway for seconds: requests then wait for it rather than fail.
+    signal: AbortSignal.timeout(SNAPSHOTS ? 120_000 : 15_000),
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
@@ -140,13 +173,35 @@ async function sample() {
   };
 }
 
+/** Has the gateway write a heap snapshot into SOAK_HEAP_SNAPSHOTS and waits until it is written. */
+async function heapSnapshot(label) {
+  const asked = Date.now();
+  const { file } = await probe({ probe: 'snapshot', file: path.join(SNAPSHOTS, `${label}.heapsnapshot`) });
+  console.log(JSON.stringify({ soak: 'heap-snapshot', label, file, seconds: (Date.now() - asked) / 1000 }));
+  return file;
+}
+
+/** The memory that survives a full GC, in MB. */
+async function liveSample() {
+  const m = await probe({ probe: 'memory' });
+  return {
+    atSeconds: Math.round((Date.now() - started) / 1000),
+    liveHeapMb: m.heapUsed / 1_048_576,
+    externalMb: m.external / 1_048_576,
+    arrayBuffersMb: m.arrayBuffers / 1_048_576,
+    rssAfterGcMb: m.rss / 1_048_576,
+  };
+}
+
 const expected = new Set();
 const counts = { sends: 0, incoming: 0, refused: 0, failed: 0 };
 const started = Date.now();
 const ends = started + MINUTES * 60_000;
 const samples = [];
+const liveSamples = [];
 let tick = 0;
 let inflight = 0;
+let midSnapshot = null;
 const sampler = setInterval(() => {
   sample()
     .then((s) => {
@@ -155,6 +210,14 @@ const sampler = setInterval(() => {
     })
     .catch((error) => console.error(`sample failed: ${error.message}`));
 }, SAMPLE_SECONDS * 1000);
+const gcSampler = setInterval(() => {
+  liveSample()
+    .then((s) => {
+      liveSamples.push(s);
+      console.log(JSON.stringify({ soak: 'live', ...s }));
+    })
+    .catch((error) => console.error(`live sample failed: ${error.message}`));
+}, GC_SAMPLE_SECONDS * 1000);
 
 // Steady load: every 100 ms a tenth of the per-second rate, spread over the instances.
 while (Date.now() < ends) {
@@ -197,18 +260,31 @@ while (Date.now() < ends) {
   inflight += jobs.length;
   void Promise.all(jobs).then(() => (inflight -= jobs.length));
   while (inflight > 2_000) await sleep(50);
+  if (SNAPSHOTS && !midSnapshot && Date.now() >= started + MINUTES * 30_000) {
+    // The load pauses while the gateway is blocked writing it (new connections would time out), then
+    // goes on at its rate without catching up.
+    midSnapshot = heapSnapshot('middle');
+    await midSnapshot;
+    tick = Math.ceil((Date.now() - started) / 100);
+  }
 }
 
-// Drain: every acknowledged event must reach the receiver.
+// Drain: every acknowledged event must reach the receiver. The last ticks' answers come first: an
+// answer that arrived after the drain began was counted lost (its event still on its way).
+while (inflight > 0) await sleep(50);
 const drainUntil = Date.now() + 120_000;
 while (Date.now() < drainUntil && [...expected].some((k) => !received.has(k))) await sleep(500);
 clearInterval(sampler);
+clearInterval(gcSampler);
 samples.push(await sample());
-const lost = [...expected].filter((k) => !received.has(k)).length;
+liveSamples.push(await liveSample());
+const lostKeys = [...expected].filter((k) => !received.has(k));
+const lost = lostKeys.length;
+const snapshots = SNAPSHOTS ? [await midSnapshot, await heapSnapshot('end')] : undefined;
 
-/** Least-squares slope of `field` over the samples of the last half, in MB per hour. */
-function slope(field) {
-  const half = samples.filter((s) => s.atSeconds >= (MINUTES * 60) / 2);
+/** Least-squares slope of `field` over the samples (of `from`) of the last half, in MB per hour. */
+function slope(field, from = samples) {
+  const half = from.filter((s) => s.atSeconds >= (MINUTES * 60) / 2);
   if (half.length < 2) return NaN;
   const n = half.length;
   const mx = half.reduce((a, s) => a + s.atSeconds, 0) / n;
@@ -227,16 +303,35 @@ const summary = {
   lost,
   rssFirstMb: samples[0]?.rssMb,
   rssLastMb: samples.at(-1)?.rssMb,
+  heapFirstMb: samples[0]?.heapMb,
+  heapLastMb: samples.at(-1)?.heapMb,
   rssSlopeLastHalfMbPerHour: slope('rssMb'),
   heapSlopeLastHalfMbPerHour: slope('heapMb'),
+  // After a full GC (the probe): the first reading is at GC_SAMPLE_SECONDS, the last after the drain.
+  liveHeapFirstMb: liveSamples[0]?.liveHeapMb,
+  liveHeapLastMb: liveSamples.at(-1)?.liveHeapMb,
+  liveHeapSlopeLastHalfMbPerHour: slope('liveHeapMb', liveSamples),
+  externalSlopeLastHalfMbPerHour: slope('externalMb', liveSamples),
+  rssAfterGcSlopeLastHalfMbPerHour: slope('rssAfterGcMb', liveSamples),
+  ...(snapshots ? { snapshots } : {}),
   loopDelayP99MaxMs: Math.max(...samples.map((s) => s.loopDelayP99Ms)),
 };
 fs.mkdirSync(path.join(root, '.test-data'), { recursive: true });
-fs.writeFileSync(path.join(root, '.test-data', 'soak.json'), JSON.stringify({ summary, samples }, null, 2));
+fs.writeFileSync(path.join(root, '.test-data', 'soak.json'), JSON.stringify({ summary, samples, liveSamples }, null, 2));
 console.log(JSON.stringify({ soak: 'summary', ...summary }));
+const mb = (v) => (Number.isFinite(v) ? v.toFixed(0) : '?');
+console.log(
+  `soak: ${MINUTES} min, RSS ${mb(summary.rssFirstMb)} -> ${mb(summary.rssLastMb)} MB ` +
+    `(last half ${mb(summary.rssSlopeLastHalfMbPerHour)} MB/h); live heap after GC ${mb(summary.liveHeapFirstMb)} -> ` +
+    `${mb(summary.liveHeapLastMb)} MB (last half ${mb(summary.liveHeapSlopeLastHalfMbPerHour)} MB/h; heap used with garbage ` +
+    `${mb(summary.heapSlopeLastHalfMbPerHour)} MB/h); external last half ${mb(summary.externalSlopeLastHalfMbPerHour)} MB/h; ` +
+    `${lost} events lost`,
+);
 const exited = new Promise((resolve) => child.once('exit', resolve));
 stopChild();
 await exited;
 receiver.close();
-fs.rmSync(dataDir, { recursive: true, force: true });
+// Events lost: their keys, and the gateway's data (outbox, dead letters) kept to look into.
+if (lost > 0) console.log(JSON.stringify({ soak: 'lost', keys: lostKeys.slice(0, 20), dataDir }));
+else fs.rmSync(dataDir, { recursive: true, force: true });
 process.exit(lost === 0 && counts.failed === 0 ? 0 : 1);

@@ -301,7 +301,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   // Sandbox chats keep their messages in memory; after a restart they are read back from the store.
   // A number linked again gets its history synced: the new instance's store keeps those messages too.
   sandboxWorld.useHistory({
-    search: (instanceId, _all, page) => messageStore.search(instanceId, {}, page),
+    search: (instanceId, filter, page) => messageStore.search(instanceId, filter, page),
     add: async (instanceId, message) => {
       if (await messageStore.find(instanceId, message.key.id)) return;
       await messageStore.save({ instanceId, ...message, messageType: messageTypeOf(message.message), createdAt: clock.now() });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../errors.js';
 import type { Instance } from '../instance-registry/service.js';
 import { capabilityOf } from '../sessions/capability.js';
+import { LIMITS } from '../network/sandbox/world.js';
 import type { Session } from '../network/port.js';
 import type { SessionRegistry } from '../sessions/registry.js';
 import {
@@ -175,6 +176,82 @@ describe('/chat on the sandbox network', () => {
     expect(sync.data).toMatchObject({ syncType: 'ON_DEMAND', chatId: `${contact}@s.whatsapp.net`, progress: 100 });
     expect(sync.data.messages.map((m: any) => textOf(m.message))).toEqual(['m2', 'm3']);
     expectError(await post(a, '/chat/history/request', { chatId: contact, count: 0 }), 400, /count/);
+  });
+
+  it('shows the whole history of a chat longer than the messages the sandbox keeps in memory; old messages still take edits, deletions and labels', async () => {
+    // The sandbox keeps the latest LIMITS.messagesPerChat messages of a chat in memory and reads
+    // older ones from the message store: every view must still see the whole chat.
+    const count = LIMITS.messagesPerChat + 12;
+    const a = await connectedInstance(gw, uniqueNumber());
+    const shop = await connectedInstance(gw, uniqueNumber());
+    await sandboxAccount(gw, { number: shop.number, business: true });
+    const ids: string[] = [];
+    for (let i = 0; i < count; i += 1) {
+      ids.push(expectStatus(await post(a, '/send/text', { number: shop.number, text: `m${i}.` }), 200).key.id);
+    }
+    await events.next(shop.id, 'MESSAGE', (e) => e.data.key.id === ids.at(-1));
+    const texts = (page: any) => page.items.map((m: any) => textOf(m.message) ?? null);
+    const expected = (from: number, n: number) => Array.from({ length: n }, (_, i) => `m${from - i}.`);
+
+    const newest = expectStatus(await get(shop, `/chat/history?chatId=${a.number}&limit=5`), 200);
+    expect(newest.total).toBe(count);
+    expect(texts(newest)).toEqual(expected(count - 1, 5));
+    // A page across the end of what is in memory, and the oldest page.
+    const across = expectStatus(await get(shop, `/chat/history?chatId=${a.number}&offset=${LIMITS.messagesPerChat - 3}&limit=6`), 200);
+    expect(texts(across)).toEqual(expected(count - LIMITS.messagesPerChat + 2, 6));
+    const oldest = expectStatus(await get(shop, `/chat/history?chatId=${a.number}&offset=${count - 3}&limit=10`), 200);
+    expect(oldest).toMatchObject({ total: count });
+    expect(texts(oldest)).toEqual(['m2.', 'm1.', 'm0.']);
+    // Search finds the chat by a message only the store still has ("m3." is no other message's text).
+    expect(expectStatus(await get(shop, '/chat/search?query=m3.'), 200).items.map((c: any) => c.chatId)).toEqual([
+      `${a.number}@s.whatsapp.net`,
+    ]);
+
+    // Reading the chat sends a receipt for every unread message, the oldest included.
+    expect(expectStatus(await get(shop, `/chat/info?chatId=${a.number}`), 200).unreadCount).toBe(count);
+    expectStatus(await post(shop, '/chat/mark-read', { chatId: a.number }), 200);
+    await events.next(a.id, 'READ_RECEIPT', (e) => e.data.key.id === ids[0]);
+
+    // The author edits and deletes its oldest messages; the other side's history shows both.
+    expectStatus(await post(a, '/message/edit', { chatId: shop.number, messageId: ids[0], text: 'm0. edited' }), 200);
+    expectStatus(await post(a, '/message/delete', { chatId: shop.number, messageId: ids[1] }), 200);
+    await events.next(shop.id, 'MESSAGE', (e) => e.data.message.protocolMessage?.type === 'REVOKE');
+    for (let tries = 0; ; tries += 1) {
+      const page = expectStatus(await get(shop, `/chat/history?chatId=${a.number}&offset=${count - 2}&limit=2`), 200);
+      if (textOf(page.items[1]?.message) === 'm0. edited' && Object.keys(page.items[0]?.message ?? {}).length === 0) break;
+      if (tries > 100) throw new Error(`edit or deletion not in the history: ${JSON.stringify(page.items)}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+
+    // A label on a message no longer in memory.
+    const label = expectStatus(await post(shop, '/label/create', { name: 'Old', color: 1 }), 201);
+    expectStatus(await post(shop, '/label/apply', { labelId: label.labelId, chatId: a.number, messageId: ids[2] }), 200);
+    const labelled = expectStatus(await get(shop, `/chat/history?chatId=${a.number}&offset=${count - 3}&limit=1`), 200);
+    expect(labelled.items[0]).toMatchObject({ key: { id: ids[2] }, labels: [label.labelId] });
+    expectError(
+      await post(shop, '/label/apply', { labelId: label.labelId, chatId: a.number, messageId: 'NOPE' }),
+      404,
+      /message NOPE not found/,
+    );
+
+    // The phone sends the whole chat again when asked for it.
+    expectStatus(await post(shop, '/chat/history/request', { chatId: a.number, count }), 200);
+    const sync = await events.next(
+      shop.id,
+      'HISTORY_SYNC',
+      (e) => e.data.syncType === 'ON_DEMAND' && e.data.chatId === `${a.number}@s.whatsapp.net`,
+    );
+    expect(sync.data.messages).toHaveLength(count);
+    expect(textOf(sync.data.messages[0].message)).toBe('m0. edited');
+    expect(textOf(sync.data.messages.at(-1).message)).toBe(`m${count - 1}.`);
+
+    // A clear hides the older messages the store still holds.
+    expectStatus(await post(shop, '/chat/clear', { chatId: a.number }), 200);
+    expect(expectStatus(await get(shop, `/chat/history?chatId=${a.number}&offset=0&limit=500`), 200)).toMatchObject({
+      items: [],
+      total: 0,
+    });
+    expect(expectStatus(await get(shop, '/chat/search?query=m3.'), 200).total).toBe(0);
   });
 
   it('checks which numbers are on the network', async () => {

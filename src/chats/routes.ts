@@ -238,7 +238,7 @@ export function chatRoutes(chats: ChatService): RoutePlugin {
           security: INSTANCE,
           summary: 'Messages of a chat',
           description:
-            "The chat's messages, newest first, paged. Both networks answer from the messages the gateway stored (MESSAGE_RETENTION_DAYS); on the sandbox the latest 1000 per chat, read back from the message store after a restart; a clear or delete hides older messages for good. To get older messages from the phone use POST /chat/history/request.",
+            "The chat's messages, newest first, paged. Both networks answer from the messages the gateway stored (MESSAGE_RETENTION_DAYS); on the sandbox the latest 100 per chat from memory and older ones from the message store (which also fills them again after a restart); a clear or delete hides older messages for good. To get older messages from the phone use POST /chat/history/request.",
           querystring: S.HistoryQuery,
           response: { 200: Page(S.ChatMessageSchema), ...errorResponses(...refusals, 404) },
         },

@@ -92,15 +92,18 @@ export class SandboxChats implements ChatOperations {
     const owner = this.me();
     const now = this.world.now();
     const query = filter.query?.toLowerCase();
-    const chats = [...this.world.chatsOf(owner).values()].filter((chat) => {
+    let chats = [...this.world.chatsOf(owner).values()].filter((chat) => {
       if (filter.kind !== undefined && chat.kind !== filter.kind) return false;
       if (filter.archived !== undefined && chat.archived !== filter.archived) return false;
       if (filter.pinned !== undefined && (chat.pinnedAt !== null) !== filter.pinned) return false;
       if (filter.unread !== undefined && (chat.unreadCount > 0 || chat.markedUnread) !== filter.unread) return false;
       if (filter.labelId !== undefined && !chat.labels.includes(filter.labelId)) return false;
-      if (query !== undefined && !this.matches(chat, query)) return false;
       return true;
     });
+    if (query !== undefined) {
+      const matching = await Promise.all(chats.map((chat) => this.matches(chat, query)));
+      chats = chats.filter((_chat, i) => matching[i]);
+    }
     chats.sort((a, b) => {
       if ((a.pinnedAt !== null) !== (b.pinnedAt !== null)) return a.pinnedAt !== null ? -1 : 1;
       if (a.pinnedAt !== null && b.pinnedAt !== null && a.pinnedAt !== b.pinnedAt) return b.pinnedAt - a.pinnedAt;
@@ -175,7 +178,12 @@ export class SandboxChats implements ChatOperations {
     await this.world.hydrate(this.me());
     const owner = this.me();
     const chat = this.existing(chatId);
-    const incoming = chat.messages.filter((m) => !m.key.fromMe);
+    let incoming = chat.messages.filter((m) => !m.key.fromMe);
+    // More unread messages than memory holds: the older ones are in the message store.
+    if (chat.trimmed && chat.unreadCount > incoming.length) {
+      const stored = await this.world.storedMessages(owner, chat, { offset: 0, limit: chat.unreadCount }, { fromMe: false });
+      if (stored) incoming = stored.items.reverse();
+    }
     const toAcknowledge = chat.unreadCount > 0 ? incoming.slice(-chat.unreadCount) : [];
     const wasMarked = chat.markedUnread;
     chat.unreadCount = 0;
@@ -211,6 +219,7 @@ export class SandboxChats implements ChatOperations {
     const owner = this.me();
     const chat = this.existing(chatId);
     chat.messages = [];
+    chat.trimmed = false;
     chat.clearedAt = this.world.now();
     chat.messageLabels = {};
     chat.unreadCount = 0;
@@ -221,8 +230,9 @@ export class SandboxChats implements ChatOperations {
   async history(chatId: string, page: PageRequest): Promise<PageOf<ChatMessage>> {
     await this.world.hydrate(this.me());
     const chat = this.existing(chatId);
-    const newestFirst = [...chat.messages].reverse();
-    const { items, total } = pageOf(newestFirst, page);
+    // A chat that outgrew what is kept in memory is read from the message store, which has all of it.
+    const stored = chat.trimmed ? await this.world.storedMessages(this.me(), chat, page) : undefined;
+    const { items, total } = stored ?? pageOf([...chat.messages].reverse(), page);
     return { items: items.map((m) => this.messageView(chat, m)), total };
   }
 
@@ -230,8 +240,12 @@ export class SandboxChats implements ChatOperations {
     await this.world.hydrate(this.me());
     const owner = this.me();
     const chat = this.existing(chatId);
-    // The sandbox phone keeps every message of the chat, so it sends the latest `count` again.
-    const messages = chat.messages.slice(-count).map((m) => this.messageView(chat, m));
+    // The sandbox phone keeps every message of the chat (the older ones in the message store), so it
+    // sends the latest `count` again.
+    const stored =
+      chat.trimmed && count > chat.messages.length ? await this.world.storedMessages(owner, chat, { offset: 0, limit: count }) : undefined;
+    const latest = stored ? stored.items.reverse() : chat.messages.slice(-count);
+    const messages = latest.map((m) => this.messageView(chat, m));
     await this.world.emitTo(owner, {
       type: 'HISTORY_SYNC',
       data: { syncType: 'ON_DEMAND', chatId: chat.jid, messages, progress: 100 },
@@ -318,9 +332,12 @@ export class SandboxChats implements ChatOperations {
     }
   }
 
-  private matches(chat: ChatState, query: string): boolean {
+  private async matches(chat: ChatState, query: string): Promise<boolean> {
     if (chat.jid.toLowerCase().includes(query)) return true;
     if (this.nameOf(chat)?.toLowerCase().includes(query)) return true;
-    return chat.messages.some((m) => textOf(m.message)?.toLowerCase().includes(query) ?? false);
+    if (chat.messages.some((m) => textOf(m.message)?.toLowerCase().includes(query) ?? false)) return true;
+    // Older messages of a long chat are in the message store.
+    if (!chat.trimmed) return false;
+    return ((await this.world.storedMessages(this.me(), chat, { offset: 0, limit: 1 }, { text: query }))?.total ?? 0) > 0;
   }
 }

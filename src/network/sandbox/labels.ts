@@ -85,7 +85,7 @@ export class SandboxLabels implements LabelOperations {
     let current: string[];
     if (target.messageId !== undefined) {
       const messageId = target.messageId;
-      if (!chat.messages.some((m) => m.key.id === messageId)) {
+      if (!(await this.world.hasMessage(account.number, chat, messageId))) {
         throw errors.notFoundText(`message ${messageId} not found in chat ${chat.jid}`);
       }
       current = chat.messageLabels[messageId] ?? [];

@@ -9,9 +9,11 @@
  *
  * Persistence: accounts, groups, communities, newsletters, chat settings (pin/archive/mute/labels,
  * when a chat was cleared or deleted) and call logs are documents in `sandbox_world`. Chat messages
- * and unread counts live in memory (bounded), because they are written on every message and the
- * message store owns messages: after a restart an account's chats are filled again from the store
- * the first time they are used (`hydrate`), leaving out what was cleared or deleted.
+ * and unread counts live in memory, because they are written on every message and the message store
+ * owns messages: after a restart an account's chats are filled again from the store the first time
+ * they are used (`hydrate`), leaving out what was cleared or deleted. Like a phone that keeps recent
+ * messages at hand and older ones on disk, a chat holds its latest `LIMITS.messagesPerChat` messages
+ * in memory; a chat that had more (`trimmed`) reads its history from the store (`storedMessages`).
  */
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { messageChangeOf, withEditedText, type MessageChange } from '../payloads.js';
@@ -37,8 +39,12 @@ import { carriesUpdate } from '../message-kinds.js';
 import type { SandboxNetwork } from './network.js';
 import type { WorldDocument, WorldStore } from './world-store.js';
 
-/** Messages kept per chat, chats kept per account, calls kept per account (oldest go first). */
-export const LIMITS = { messagesPerChat: 1000, chatsPerAccount: 5000, callsPerAccount: 500, postsPerNewsletter: 1000 } as const;
+/**
+ * Messages kept in memory per chat (older ones are read from the message store), chats kept per
+ * account, calls kept per account (oldest go first). 100 messages per chat: what the initial history
+ * sends (INITIAL_HISTORY.messagesPerChat), and 20 accounts of 20 busy chats hold ~10 MB instead of ~100.
+ */
+export const LIMITS = { messagesPerChat: 100, chatsPerAccount: 5000, callsPerAccount: 500, postsPerNewsletter: 1000 } as const;
 
 export interface StoredPicture {
   pictureId: string;
@@ -76,7 +82,10 @@ export interface ChatState {
   conversationTimestamp: number | null;
   // In memory only:
   unreadCount: number;
+  /** The latest messages, oldest first (at most LIMITS.messagesPerChat). */
   messages: ChatMessage[];
+  /** Older messages than `messages` were dropped from memory: the message store has the whole chat. */
+  trimmed?: boolean;
 }
 
 export interface GroupState extends GroupSettings {
@@ -171,12 +180,15 @@ export interface StoredChatMessage {
 
 /** The gateway's message store (only what the world needs of it). */
 export interface StoredHistory {
-  /** The instance's messages, newest first. */
+  /**
+   * The instance's messages, newest first; when asked, of one chat, with one id, in one direction,
+   * containing a text (case-insensitive), from a time (Unix seconds) on.
+   */
   search(
     instanceId: string,
-    filter: Record<string, never>,
+    filter: { remoteJid?: string; messageId?: string; fromMe?: boolean; text?: string; since?: number },
     page: { offset: number; limit: number },
-  ): Promise<{ items: StoredChatMessage[] }>;
+  ): Promise<{ items: StoredChatMessage[]; total: number }>;
   /** Adds a message to the instance's store unless it holds one with that id already (which stays as it is). */
   add(instanceId: string, message: StoredChatMessage): Promise<void>;
 }
@@ -512,7 +524,7 @@ export class SandboxWorld {
           Object.keys(c.messageLabels).length > 0 ||
           c.clearedAt !== undefined,
       )
-      .map(({ unreadCount: _unread, messages: _messages, ...settings }) => settings);
+      .map(({ unreadCount: _unread, messages: _messages, trimmed: _trimmed, ...settings }) => settings);
     return this.store.save('chats', owner, { chats, deleted: Object.fromEntries(this.deletedChats.get(owner) ?? []) });
   }
 
@@ -563,6 +575,45 @@ export class SandboxWorld {
     }
   }
 
+  /**
+   * A page of the chat's messages (newest first) from the message store of the instance linked to
+   * `owner`, leaving out what the chat's clear or deletion removed; undefined when there is no store
+   * or no linked instance (then the messages in memory are all there is).
+   */
+  async storedMessages(
+    owner: string,
+    chat: ChatState,
+    page: { offset: number; limit: number },
+    only: { messageId?: string; fromMe?: boolean; text?: string } = {},
+  ): Promise<{ items: ChatMessage[]; total: number } | undefined> {
+    const instanceId = this.network.sessionOf(owner)?.instanceId;
+    if (!this.history || !instanceId) return undefined;
+    const gone = Math.max(this.deletedChats.get(owner)?.get(chat.jid) ?? -1, chat.clearedAt ?? -1);
+    const { items, total } = await this.history.search(
+      instanceId,
+      { remoteJid: chat.jid, ...(gone >= 0 ? { since: gone + 1 } : {}), ...only },
+      page,
+    );
+    return {
+      items: items.map((stored) => ({
+        key: { remoteJid: chat.jid, fromMe: stored.key.fromMe, id: stored.key.id },
+        ...(stored.participant ? { participant: stored.participant } : {}),
+        ...(stored.pushName ? { pushName: stored.pushName } : {}),
+        message: stored.message,
+        messageTimestamp: stored.messageTimestamp,
+        labels: [],
+      })),
+      total,
+    };
+  }
+
+  /** Whether `chat` of `owner` has the message `messageId`: in memory, or in the store when the chat was trimmed. */
+  async hasMessage(owner: string, chat: ChatState, messageId: string): Promise<boolean> {
+    if (chat.messages.some((m) => m.key.id === messageId)) return true;
+    if (!chat.trimmed) return false;
+    return ((await this.storedMessages(owner, chat, { offset: 0, limit: 1 }, { messageId }))?.total ?? 0) > 0;
+  }
+
   private async readBack(owner: string, instanceId: string, history: StoredHistory): Promise<void> {
     const { items } = await history.search(instanceId, {}, { offset: 0, limit: HYDRATE_MESSAGES });
     const deleted = this.deletedChats.get(owner);
@@ -595,7 +646,10 @@ export class SandboxWorld {
       const chat = this.chat(owner, jid);
       const seen = new Set(chat.messages.map((m) => m.key.id));
       const older = newestFirst.filter((m) => !seen.has(m.key.id)).reverse();
-      chat.messages = [...older, ...chat.messages].slice(-LIMITS.messagesPerChat);
+      const all = [...older, ...chat.messages];
+      // The read stops at HYDRATE_MESSAGES: a chat may have older messages than it brought.
+      if (all.length > LIMITS.messagesPerChat || items.length >= HYDRATE_MESSAGES) chat.trimmed = true;
+      chat.messages = all.slice(-LIMITS.messagesPerChat);
       chat.conversationTimestamp = Math.max(chat.conversationTimestamp ?? 0, chat.messages.at(-1)?.messageTimestamp ?? 0);
     }
   }
@@ -603,7 +657,10 @@ export class SandboxWorld {
   private recordMessage(owner: string, message: ChatMessage, incoming: boolean): void {
     const chat = this.chat(owner, message.key.remoteJid);
     chat.messages.push(message);
-    if (chat.messages.length > LIMITS.messagesPerChat) chat.messages.splice(0, chat.messages.length - LIMITS.messagesPerChat);
+    if (chat.messages.length > LIMITS.messagesPerChat) {
+      chat.messages.splice(0, chat.messages.length - LIMITS.messagesPerChat);
+      chat.trimmed = true;
+    }
     chat.conversationTimestamp = Math.max(chat.conversationTimestamp ?? 0, message.messageTimestamp);
     if (incoming) {
       chat.unreadCount += 1;
