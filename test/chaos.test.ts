@@ -178,7 +178,7 @@ class Deployment {
         if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
         if (!this.supervising) return;
         this.exits += 1;
-        for (;;) {
+        while (this.supervising) {
           try {
             await this.start();
             break;
@@ -186,6 +186,8 @@ class Deployment {
             await new Promise((resolve) => setTimeout(resolve, 500));
           }
         }
+        // Stopped while a restart was under way: that process is the test's last, stop it too.
+        if (!this.supervising) await this.gateway?.kill('SIGKILL');
       }
     };
     void watch();

@@ -44,18 +44,27 @@ export async function spawnGateway(env: Record<string, string>, port: number, li
   child.stderr.on('data', (d: Buffer) => output.push(d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`gateway exited: ${output.join('')}`);
-      try {
-        return (await fetch(`${url}/api/v1/server/ok`)).ok ? true : undefined;
-      } catch {
-        return undefined;
-      }
-    },
-    listenTimeoutMs,
-    'gateway process to listen',
-  );
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`gateway exited: ${output.join('')}`);
+        try {
+          return (await fetch(`${url}/api/v1/server/ok`)).ok ? true : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      listenTimeoutMs,
+      'gateway process to listen',
+    );
+  } catch (error) {
+    // A process that never listened is nobody's to stop later: it would outlive the test run.
+    if (child.exitCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    throw error;
+  }
   return {
     child,
     url,
