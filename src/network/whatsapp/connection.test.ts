@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../storage/db.js';
 import type { WhatsAppDriver } from './driver.js';
-import { FakeWaServer, type FakeConnection } from './fixtures/fake-wa-server.js';
+import { Curve } from 'baileys';
+import { FakeWaServer, trustTestRoot, type FakeConnection } from './fixtures/fake-wa-server.js';
 import { ManualTimers, RecordingHost, storageWithInstance, testDriver } from './fixtures/harness.js';
 import type { WhatsAppSession, WhatsAppSettings } from './session.js';
 
@@ -117,6 +118,21 @@ describe('pairing', () => {
     const creds = await s.driver.store.loadCreds(s.instanceId);
     expect(creds?.me?.id).toBe(`${PHONE}:7@s.whatsapp.net`);
     expect(creds?.account).toBeTruthy();
+  });
+
+  it('refuses a server whose certificate chain another root signed: no QR, the socket is closed', async () => {
+    // Baileys' own signature check accepted any well-formed signature (signatures.ts).
+    trustTestRoot(Curve.generateKeyPair().public);
+    try {
+      const s = await setup();
+      await s.session.connect();
+      // The handshake fails on the certificate: the socket closes before any QR is offered.
+      const first = await s.host.next((e) => e.type === 'QRCODE' || (e.type === 'CONNECTION' && e.data.status === 'DISCONNECTED'));
+      expect(first.type).toBe('CONNECTION');
+      expect(s.host.events.filter((e) => e.type === 'QRCODE')).toEqual([]);
+    } finally {
+      trustTestRoot();
+    }
   });
 
   it('a restarted gateway resumes the linked session from the database without a QR', async () => {
