@@ -259,7 +259,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       }),
     );
   }
-  const sessions = new SessionRegistry(drivers, instances, bus, log, sleep);
+  const sessions = new SessionRegistry(drivers, instances, bus, log, sleep, () => clock.now());
   sessions.activeWhen(() => lease.role === 'active');
   // Cluster mode: every process is active for the instances it leases (src/cluster/); the lease
   // above only elects the leader, which serves admin routes and runs the deployment-wide jobs.

@@ -4054,7 +4054,7 @@ export interface ApiMethods {
   /**
    * Messages of a chat
    *
-   * The chat's messages, newest first, paged. Both networks answer from the messages the gateway stored (MESSAGE_RETENTION_DAYS); on the sandbox the latest 1000 per chat, read back from the message store after a restart; a clear or delete hides older messages for good. To get older messages from the phone use POST /chat/history/request.
+   * The chat's messages, newest first, paged. Both networks answer from the messages the gateway stored (MESSAGE_RETENTION_DAYS); on the sandbox the latest 100 per chat from memory and older ones from the message store (which also fills them again after a restart); a clear or delete hides older messages for good. To get older messages from the phone use POST /chat/history/request.
    *
    * `GET /chat/history`
    */
