@@ -13,6 +13,7 @@ import {
   uniqueNumber,
   type RecordedEvents,
   type TestGateway,
+  waitFor,
 } from '../../test/support/gateway.js';
 import { contactSays, expectError, expectStatus, sandboxAccount, textOf, instanceCalls } from '../../test/support/social.js';
 
@@ -216,12 +217,14 @@ describe('/chat on the sandbox network', () => {
     expectStatus(await post(a, '/message/edit', { chatId: shop.number, messageId: ids[0], text: 'm0. edited' }), 200);
     expectStatus(await post(a, '/message/delete', { chatId: shop.number, messageId: ids[1] }), 200);
     await events.next(shop.id, 'MESSAGE', (e) => e.data.message.protocolMessage?.type === 'REVOKE');
-    for (let tries = 0; ; tries += 1) {
-      const page = expectStatus(await get(shop, `/chat/history?chatId=${a.number}&offset=${count - 2}&limit=2`), 200);
-      if (textOf(page.items[1]?.message) === 'm0. edited' && Object.keys(page.items[0]?.message ?? {}).length === 0) break;
-      if (tries > 100) throw new Error(`edit or deletion not in the history: ${JSON.stringify(page.items)}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitFor(
+      async () => {
+        const page = expectStatus(await get(shop, `/chat/history?chatId=${a.number}&offset=${count - 2}&limit=2`), 200);
+        return textOf(page.items[1]?.message) === 'm0. edited' && Object.keys(page.items[0]?.message ?? {}).length === 0 ? true : undefined;
+      },
+      10_000,
+      'the edit and the deletion in the history',
+    );
 
     // A label on a message no longer in memory.
     const label = expectStatus(await post(shop, '/label/create', { name: 'Old', color: 1 }), 201);

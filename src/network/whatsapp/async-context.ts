@@ -8,7 +8,7 @@
  * `shareAsyncLocalStorage()` replaces the `AsyncLocalStorage` that modules import (the builtin's
  * export, through `syncBuiltinESMExports`) with one whose instances all ride on a single real
  * AsyncLocalStorage: the context holds a small map from instance to value. Each instance still sees
- * only its own value with the same semantics (run, exit, enterWith, getStore, disable), and the
+ * only its own value with the same semantics (run, exit, enterWith, getStore; disable see below), and the
  * runtime keeps one entry whatever the number of sockets. Baileys is the only runtime dependency
  * that creates AsyncLocalStorage instances; installed before the first socket, idempotent.
  */
@@ -59,7 +59,10 @@ export class SharedAsyncLocalStorage<T> {
     shared!.enterWith(withValue(current(), this, store));
   }
 
-  /** Like the builtin's: this instance has no value from now on in the current context. */
+  /**
+   * This instance has no value from now on in the current context. (The builtin's drops its value in
+   * every context at once; Baileys never calls it.)
+   */
   disable(): void {
     const context = current();
     if (context.has(this)) shared!.enterWith(without(context, this));
