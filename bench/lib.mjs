@@ -71,9 +71,10 @@ export const PROFILE_DIR = path.join(ROOT, 'bench/results/profiles');
 
 /**
  * Starts the built gateway (dist/main.js) on a free port. With `profile` (a name) it runs under
- * `--cpu-prof` and writes bench/results/profiles/<profile>.cpuprofile when it stops.
+ * `--cpu-prof` and writes bench/results/profiles/<profile>.cpuprofile when it stops; `nodeArgs`
+ * go to node before the script (a bench-only `--import`, say).
  */
-export async function startGateway(env = {}, { readyLine, profile } = {}) {
+export async function startGateway(env = {}, { readyLine, profile, nodeArgs = [] } = {}) {
   const port = await freePort();
   const dataDir = env.DATA_DIR ?? tempDir('waygate-bench-');
   const fullEnv = {
@@ -89,7 +90,7 @@ export async function startGateway(env = {}, { readyLine, profile } = {}) {
   const url = `http://127.0.0.1:${port}`;
   if (profile) fs.mkdirSync(PROFILE_DIR, { recursive: true });
   // The flag `npm start` runs the server with (package.json).
-  const flags = ['--max-semi-space-size=32'];
+  const flags = ['--max-semi-space-size=32', ...nodeArgs];
   const args = profile
     ? [...flags, '--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${profile}.cpuprofile`, 'dist/main.js']
     : [...flags, 'dist/main.js'];

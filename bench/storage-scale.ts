@@ -2,9 +2,11 @@
  * Storage at scale (issue 18): a gateway whose database holds STORAGE_MESSAGES stored messages over
  * STORAGE_INSTANCES instances, generated straight into the database (one INSERT ... SELECT per
  * instance), then the read routes under load, on SQLite and PostgreSQL. Run by bench/run.mjs
- * (`BENCH_ONLY=storage_scale`) with tsx: the gateway runs in this process beside the fake WhatsApp
- * server of the tests (its Noise root must be trusted by this process's Baileys), and autocannon
- * loads it from a child process. Prints one JSON line per database.
+ * (`BENCH_ONLY=storage_scale`) with tsx: a gateway in this process, beside the fake WhatsApp server
+ * of the tests, pairs the WhatsApp account and generates the data; then the built gateway measured
+ * starts in its own process on that data (bench/trust-test-root.mjs makes its Baileys trust the fake
+ * server), and autocannon loads it from another process, each route after a warm-up of the same
+ * load. Prints one JSON line per database.
  *
  * Measured: a WhatsApp instance with a realistic account (200 chats, 5,000 messages, contacts,
  * labels) — /chat/list (first and third page), /chat/history, /message/find (newest, one chat,
@@ -13,14 +15,18 @@
  * instance; and the outbox pruner moving a minute of 2,000 events/s into the event archive.
  */
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
-import { FakeWaServer } from '../src/network/whatsapp/fixtures/fake-wa-server.js';
+import { FakeWaServer, testRootPublicKey } from '../src/network/whatsapp/fixtures/fake-wa-server.js';
+import { dropSchema } from '../src/storage/db.js';
 import { personJid, REALISTIC, realisticChatTraits } from '../src/network/whatsapp/fixtures/realistic-account.js';
 import type { Database } from '../src/storage/schema.js';
 import { pairedWhatsApp } from './whatsapp-pairing.js';
-import { startGateway, type DialectName, type TestGateway } from '../test/support/gateway.js';
+import { httpApi, newSchemaName, PG_URL, startGateway, waitFor, type DialectName, type TestGateway } from '../test/support/gateway.js';
 // @ts-expect-error plain JavaScript module of the bench
-import { autocannon } from './lib.mjs';
+import { autocannon, startGateway as startBuiltGateway } from './lib.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const MESSAGES = Number(process.env.STORAGE_MESSAGES ?? (QUICK ? 100_000 : 1_000_000));
@@ -35,6 +41,15 @@ const DIALECTS = (process.env.STORAGE_DIALECTS ?? 'sqlite,postgres').split(',') 
 const SEQUENTIAL = Number(process.env.STORAGE_SEQUENTIAL ?? (QUICK ? 50 : 200));
 /** STORAGE_LOAD=0 skips the autocannon loads (only the sequential timings and the pruner). */
 const LOAD = process.env.STORAGE_LOAD !== '0';
+/** Seconds of the same load before each measured one, left out: the figures are a warm gateway's. */
+const WARM_SECONDS = Number(process.env.STORAGE_WARM_SECONDS ?? (QUICK ? 1 : 3));
+/**
+ * Where the measured gateway runs. `process` (default): the built gateway (dist/main.js, as `npm
+ * start` runs it) in its own process on the generated data, so neither this process's generator, tsx
+ * nor the fake WhatsApp server share its event loop. `inprocess`: the gateway that generated the data.
+ */
+const IN_PROCESS = process.env.STORAGE_GATEWAY === 'inprocess';
+const TEST_ADMIN_KEY = 'test-admin-key-0123456789';
 /**
  * The measured accounts: the realistic account of the issue (200 chats, 5,000 messages, the same
  * pinned, archived, muted, unread and labelled chats as the fake server's realistic account;
@@ -119,7 +134,10 @@ async function generateWhatsAppAccount(db: Kysely<Database>, instanceId: string)
 }
 
 /** `count` requests one after another: the fastest and median times (ms, 2 decimals). */
-async function sequential(gw: TestGateway, token: string, route: string, count: number): Promise<{ fastestMs: number; medianMs: number }> {
+/** What the measurements need of a gateway, in this process or another. */
+type Measured = Pick<TestGateway, 'url' | 'api'>;
+
+async function sequential(gw: Measured, token: string, route: string, count: number): Promise<{ fastestMs: number; medianMs: number }> {
   const times: number[] = [];
   for (let i = 0; i < count; i += 1) {
     const started = performance.now();
@@ -133,20 +151,46 @@ async function sequential(gw: TestGateway, token: string, route: string, count: 
   return { fastestMs: round(times[0] ?? 0), medianMs: round(times[Math.floor(times.length / 2)] ?? 0) };
 }
 
-async function load(gw: TestGateway, token: string, route: string): Promise<Partial<Autocannon> & { firstMs: number }> {
+async function load(gw: Measured, token: string, route: string): Promise<Partial<Autocannon> & { firstMs: number }> {
   const first = performance.now();
   const check = await gw.api('GET', route, { key: token });
   if (check.status !== 200) throw new Error(`${route} -> ${check.status} ${JSON.stringify(check.body)}`);
   const firstMs = Math.round(performance.now() - first);
   const timed = SEQUENTIAL > 0 ? { sequential: await sequential(gw, token, route, SEQUENTIAL) } : {};
   if (!LOAD) return { firstMs, ...timed };
-  const result = (await autocannon({
-    url: `${gw.url}${route}`,
-    headers: { apikey: token },
-    connections: 8,
-    duration: SECONDS,
-  })) as Autocannon;
+  const options = { url: `${gw.url}${route}`, headers: { apikey: token }, connections: 8 };
+  if (WARM_SECONDS > 0) await autocannon({ ...options, duration: WARM_SECONDS });
+  const result = (await autocannon({ ...options, duration: SECONDS })) as Autocannon;
   return { ...result, firstMs, ...timed };
+}
+
+/**
+ * The built gateway in its own process on the data `generated` left (its data folder and, on
+ * PostgreSQL, its schema), its Baileys trusting the fake server of this process; resolves once the
+ * measured instances are connected again.
+ */
+async function builtGateway(generated: TestGateway, schema: string | undefined, wsUrl: string, tokens: string[]) {
+  const storageEnv = schema ? { DATABASE_URL: PG_URL, DATABASE_SCHEMA: schema } : {};
+  const child = await startBuiltGateway(
+    {
+      DATA_DIR: generated.dataDir,
+      GLOBAL_API_KEY: TEST_ADMIN_KEY,
+      WHATSAPP_WS_URL: wsUrl,
+      MESSAGE_RETENTION_DAYS: '0',
+      BENCH_TRUST_ROOT: testRootPublicKey().toString('base64'),
+      ...storageEnv,
+    },
+    { nodeArgs: ['--import', './bench/trust-test-root.mjs'] },
+  );
+  const gw = { url: child.url as string, api: httpApi(child.url), stop: () => child.stop() as Promise<void> };
+  await waitFor(async () => {
+    for (const token of tokens) {
+      const status = await gw.api('GET', '/api/v1/instance/status', { key: token });
+      if (status.body?.status !== 'CONNECTED') return undefined;
+    }
+    return true;
+  }, 60_000, 'the measured instances to connect again');
+  return gw;
 }
 
 async function pruneRate(gw: TestGateway, instanceId: string): Promise<{ events: number; ms: number; eventsPerSec: number }> {
@@ -173,10 +217,16 @@ async function pruneRate(gw: TestGateway, instanceId: string): Promise<{ events:
 async function measure(dialect: DialectName) {
   const server = new FakeWaServer();
   const wsUrl = await server.start();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-scale-'));
+  const schema = dialect === 'postgres' ? newSchemaName() : undefined;
   const gw = await startGateway({
     dialect,
+    dataDir,
+    ...(schema ? { schema, keepSchema: true } : {}),
     env: { WHATSAPP_WS_URL: wsUrl, RATE_LIMIT_PER_IP: '10000000', RATE_LIMIT_PER_KEY: '10000000', MESSAGE_RETENTION_DAYS: '0' },
   });
+  let generatorRunning = true;
+  let built: Awaited<ReturnType<typeof builtGateway>> | undefined;
   const started = performance.now();
   try {
     const wa = await pairedWhatsApp(gw, server, '5511912340000');
@@ -229,16 +279,24 @@ async function measure(dialect: DialectName) {
       ['sandbox_chat_list', sandbox.body.token, '/api/v1/chat/list?limit=50'],
       ['sandbox_chat_history', sandbox.body.token, `/api/v1/chat/history?chatId=${chat}&limit=50`],
     ];
+    const prune = await pruneRate(gw, typical.id);
+    if (!IN_PROCESS) {
+      await gw.stop();
+      generatorRunning = false;
+      built = await builtGateway(gw, schema, wsUrl, [wa.token, sandbox.body.token]);
+    }
+    const measured: Measured = built ?? gw;
     const results: Record<string, Partial<Autocannon> & { firstMs: number }> = {};
     for (const [name, token, route] of routes) {
-      results[name] = await load(gw, token, route).catch((error: unknown) => {
+      results[name] = await load(measured, token, route).catch((error: unknown) => {
         throw new Error(`${name}: ${error instanceof Error ? error.message : String(error)}`);
       });
     }
-    const prune = await pruneRate(gw, typical.id);
     return {
       figure: 'storage_scale',
       database: dialect,
+      gateway: IN_PROCESS ? 'in this process (tsx)' : 'built, its own process',
+      warmSeconds: WARM_SECONDS,
       storedMessages: stored,
       instances: INSTANCES,
       generatedMs,
@@ -248,7 +306,10 @@ async function measure(dialect: DialectName) {
       outboxPrune: { ...prune, goalEventsPerSec: 2_000 },
     };
   } finally {
-    await gw.stop();
+    await built?.stop();
+    if (generatorRunning) await gw.stop();
+    if (schema) await dropSchema(PG_URL, schema);
+    fs.rmSync(dataDir, { recursive: true, force: true });
     await server.stop();
   }
 }
