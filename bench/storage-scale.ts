@@ -183,13 +183,17 @@ async function builtGateway(generated: TestGateway, schema: string | undefined, 
     { nodeArgs: ['--import', './bench/trust-test-root.mjs'] },
   );
   const gw = { url: child.url as string, api: httpApi(child.url), stop: () => child.stop() as Promise<void> };
-  await waitFor(async () => {
-    for (const token of tokens) {
-      const status = await gw.api('GET', '/api/v1/instance/status', { key: token });
-      if (status.body?.status !== 'CONNECTED') return undefined;
-    }
-    return true;
-  }, 60_000, 'the measured instances to connect again');
+  await waitFor(
+    async () => {
+      for (const token of tokens) {
+        const status = await gw.api('GET', '/api/v1/instance/status', { key: token });
+        if (status.body?.status !== 'CONNECTED') return undefined;
+      }
+      return true;
+    },
+    60_000,
+    'the measured instances to connect again',
+  );
   return gw;
 }
 
