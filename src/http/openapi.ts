@@ -48,7 +48,7 @@ One shape for all of these groups:
 - **Batches** (\`/send/batch/text\`, up to 1000 texts) are sent in the background, one every BATCH_INTERVAL_MS (2 s); progress at \`GET /send/batch/{batchId}\`; they survive restarts.
 
 ## Events
-Envelope (schema \`EventEnvelope\`): \`event\`, \`instanceId\`, \`instanceName\`, \`data\`, plus \`eventId\` (UUID, the same on every retry and channel: deduplicate with it), \`timestamp\` (ISO 8601 UTC) and \`seq\` (the instance's event number, 1, 2, 3, ... in recording order, kept across restarts, the same on every channel: order by it and detect gaps). 13 types: MESSAGE, SEND_MESSAGE, READ_RECEIPT, PRESENCE, HISTORY_SYNC, CHAT_PRESENCE, CALL, CONNECTION, LABEL, CONTACT, GROUP, NEWSLETTER, QRCODE. The per-instance filter \`webhookEvents\` (\`"ALL"\` or a list; set at create or with \`POST /instance/webhook\`) applies to every channel; filtered events are not recorded.
+Envelope (schema \`EventEnvelope\`): \`event\`, \`instanceId\`, \`instanceName\`, \`data\`, plus \`eventId\` (a time-ordered UUID, version 7; the same on every retry and channel: deduplicate with it), \`timestamp\` (ISO 8601 UTC) and \`seq\` (the instance's event number, 1, 2, 3, ... in recording order, kept across restarts, the same on every channel: order by it and detect gaps). 13 types: MESSAGE, SEND_MESSAGE, READ_RECEIPT, PRESENCE, HISTORY_SYNC, CHAT_PRESENCE, CALL, CONNECTION, LABEL, CONTACT, GROUP, NEWSLETTER, QRCODE. The per-instance filter \`webhookEvents\` (\`"ALL"\` or a list; set at create or with \`POST /instance/webhook\`) applies to every channel; filtered events are not recorded.
 
 Every event is written to a durable outbox before any delivery; delivery is at-least-once and survives a crash or restart.
 

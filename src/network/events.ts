@@ -197,7 +197,9 @@ export const EventEnvelope = Type.Object(
     instanceId: Type.String(),
     instanceName: Type.String(),
     data: Type.Object({}, { ...open, description: 'The event data; its shape depends on `event`.' }),
-    eventId: Type.String({ description: 'UUID, unique per event; the same on every retry and every channel: deduplicate with it.' }),
+    eventId: Type.String({
+      description: 'Time-ordered UUID (version 7), unique per event; the same on every retry and every channel: deduplicate with it.',
+    }),
     timestamp: Type.String({ format: 'date-time', description: 'ISO 8601 UTC time the event was recorded.' }),
     seq: Type.Integer({
       minimum: 1,
