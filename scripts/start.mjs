@@ -5,42 +5,17 @@
 // own output is shown (inside a log line) only when the build fails. `--build-only` builds (when
 // needed) and stops there: the test command runs it before the tests.
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { isBuilt, sourcesHash, STAMP } from './build-state.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const STAMP = path.join(root, 'dist', '.sources-hash');
-/** What the build reads: the server's and the web interface's sources and their build settings. */
-const SOURCES = ['src', 'web/src', 'web/index.html', 'web/vite.config.mjs', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
 
 /** A pino-shaped line (level 30 info, 50 error), so the start script's notices read like the server's. */
 function log(level, msg, fields = {}) {
   process.stdout.write(`${JSON.stringify({ level, time: Date.now(), pid: process.pid, hostname: os.hostname(), ...fields, msg })}\n`);
-}
-
-function filesUnder(entry) {
-  const full = path.join(root, entry);
-  if (!fs.existsSync(full)) return [];
-  if (!fs.statSync(full).isDirectory()) return [entry];
-  return fs
-    .readdirSync(full, { withFileTypes: true })
-    .flatMap((child) => filesUnder(path.join(entry, child.name)))
-    .filter((file) => !file.endsWith('.test.ts'));
-}
-
-function sourcesHash() {
-  const hash = createHash('sha256');
-  for (const file of SOURCES.flatMap(filesUnder).sort()) {
-    hash
-      .update(file)
-      .update('\0')
-      .update(fs.readFileSync(path.join(root, file)))
-      .update('\0');
-  }
-  return hash.digest('hex');
 }
 
 function run(step, command, args) {
@@ -51,11 +26,7 @@ function run(step, command, args) {
 }
 
 const hash = sourcesHash();
-const built =
-  fs.existsSync(path.join(root, 'dist', 'main.js')) &&
-  fs.existsSync(path.join(root, 'web', 'dist', 'index.html')) &&
-  fs.existsSync(STAMP) &&
-  fs.readFileSync(STAMP, 'utf8') === hash;
+const built = isBuilt(hash);
 if (!built) {
   const started = Date.now();
   log(30, 'building the server and the web interface (first start, or their sources changed)');

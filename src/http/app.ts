@@ -1,5 +1,6 @@
 /** Builds the Fastify app: cross-cutting plugins first, then every feature's routes under both prefixes. */
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import websocket from '@fastify/websocket';
@@ -54,6 +55,33 @@ function validators() {
   return { body, text };
 }
 
+/**
+ * Validators and serializers are compiled once per schema in a process. Every route is registered
+ * twice (under /api/v1 and unprefixed), and a process that builds several apps (a test file) would
+ * otherwise compile every schema again each time: most of the time an app takes to start. Ajv keeps
+ * what it compiled by schema object, so one pair of Ajv instances serves every app. The response
+ * serializers (Fastify's own compiler, fast-json-stringify, which reads nothing but the JSON of the
+ * schema, the shared schemas and the options) are kept by that JSON: routes build their error
+ * replies afresh (schemas.ts errorResponses), so the same schema comes as different objects.
+ */
+const sharedValidators = validators();
+type Serializer = (data: unknown) => string;
+type SerializerFactory = (externalSchemas: unknown, options: unknown) => (route: { schema: unknown }) => Serializer;
+const fastifySerializers = createRequire(createRequire(import.meta.url).resolve('fastify'))(
+  '@fastify/fast-json-stringify-compiler',
+) as () => SerializerFactory;
+const serializers = new Map<string, Serializer>();
+const cachedSerializers: SerializerFactory = (externalSchemas, options) => {
+  const compile = fastifySerializers()(externalSchemas, options);
+  const context = JSON.stringify([externalSchemas, options]);
+  return (route) => {
+    const key = `${context}\0${JSON.stringify(route.schema)}`;
+    let serialize = serializers.get(key);
+    if (!serialize) serializers.set(key, (serialize = compile(route)));
+    return serialize;
+  };
+};
+
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, clock } = options;
   const app = Fastify({
@@ -68,12 +96,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // The reply lists the problems (http/errors.ts); Fastify's own message of every Ajv error (one
     // per array item with allErrors) is not needed, and costly for big malformed bodies.
     schemaErrorFormatter: (_errors, dataVar) => new Error(`${dataVar} is invalid`),
+    schemaController: { compilersFactory: { buildSerializer: cachedSerializers as never } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Bodies are JSON only: a text/plain body gets 415 instead of a confusing validation error.
   app.removeContentTypeParser('text/plain');
 
-  const { body, text } = validators();
+  const { body, text } = sharedValidators;
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schemaToValidate(schema) as object));
 
   const onAnswered = options.onAnswered;

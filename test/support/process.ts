@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { isBuilt } from '../../scripts/build-state.mjs';
 import { waitFor } from './gateway.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -32,10 +33,22 @@ export interface GatewayProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-// Starting through tsx takes seconds; on a loaded machine (another suite beside it) tens of them.
+let entry: string[] | undefined;
+
+/**
+ * How a child gateway starts: from the build (dist/main.js) when it is the build of the sources as
+ * they are now (the test command builds before the tests; scripts/build-state.mjs), else through tsx
+ * from src/main.ts, which takes a second or two more at every start (more on a loaded machine).
+ */
+function gatewayEntry(): string[] {
+  entry ??= isBuilt() ? ['dist/main.js'] : ['--import', 'tsx', 'src/main.ts'];
+  return entry;
+}
+
+// Starting takes seconds; on a loaded machine (another suite beside it) tens of them.
 export async function spawnGateway(env: Record<string, string>, port: number, listenTimeoutMs = 90_000): Promise<GatewayProcess> {
   const output: string[] = [];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, gatewayEntry(), {
     cwd: ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

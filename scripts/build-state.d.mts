@@ -1,0 +1,3 @@
+export declare const STAMP: string;
+export declare function sourcesHash(): string;
+export declare function isBuilt(hash?: string): boolean;
