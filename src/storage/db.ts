@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { BackgroundCheckpointer } from './checkpointer.js';
 import { migrateToLatest } from './migrations.js';
+import { statementCache, type StatementCache } from './sqlite-statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -30,33 +31,6 @@ export function isPostgres(db: Kysely<Database>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
-/** Prepared statements kept per SQL text (most used first out last). */
-const STATEMENT_CACHE = 256;
-
-/**
- * Kysely prepares every query it runs; compiling the same SQL again on every send costs more than
- * running it. Statements are reusable in better-sqlite3 (each call runs to completion), so the
- * latest few hundred texts stay prepared. SQLite re-prepares a cached statement by itself after a
- * schema change.
- */
-function withStatementCache(sqlite: SQLite.Database): Pick<SQLite.Database, 'prepare' | 'close'> {
-  const cache = new Map<string, SQLite.Statement>();
-  return {
-    prepare: ((text: string) => {
-      let statement = cache.get(text);
-      if (statement) {
-        cache.delete(text);
-      } else {
-        statement = sqlite.prepare(text);
-        if (cache.size >= STATEMENT_CACHE) cache.delete(cache.keys().next().value!);
-      }
-      cache.set(text, statement);
-      return statement;
-    }) as SQLite.Database['prepare'],
-    close: () => sqlite.close(),
-  };
-}
-
 export interface OpenOptions {
   /** PostgreSQL only: the schema to use (created when missing). Lets test runs never collide. */
   schema?: string;
@@ -68,6 +42,7 @@ export interface OpenOptions {
 
 export async function openStorage(databaseUrl: string, options: OpenOptions = {}): Promise<Storage> {
   let storage: Storage;
+  let statements: StatementCache | undefined;
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length);
     if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -79,7 +54,8 @@ export async function openStorage(databaseUrl: string, options: OpenOptions = {}
     // Checkpoint every ~40 MB of WAL instead of ~4 MB: the pages every commit touches (the right
     // edge of each index) are copied back to the database once per checkpoint, not once per 1,000 pages.
     sqlite.pragma('wal_autocheckpoint = 10000');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    statements = statementCache(sqlite);
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
     const checkpointer = options.checkpointInBackground && file !== ':memory:' ? await BackgroundCheckpointer.start(file) : undefined;
     storage = {
       db,
@@ -105,6 +81,8 @@ export async function openStorage(databaseUrl: string, options: OpenOptions = {}
     storage = { db, dialect: 'postgres', close: () => db.destroy() };
   }
   await migrateToLatest(storage.db, storage.dialect, storage.dialect === 'postgres' ? options.schema : undefined);
+  // Statements read before a migration changed their tables would keep the old row shape.
+  statements?.forget();
   return storage;
 }
 
