@@ -302,20 +302,13 @@ export async function settle(
   const webIds = new Set([...ledger.expected].flatMap((k) => [...(receiver.byMessage.get(k) ?? [])]));
   const copies = [...webIds].map((id) => receiver.copies.get(id) ?? 0);
   const streamCopies = [...ledger.expected].map((k) => last.stream.get(k)?.length ?? 0);
-  return {
-    webhook: {
-      acknowledged: ledger.expected.size,
-      delivered: ledger.expected.size - last.web.length,
-      lost: last.web.length,
-      duplicates: copies.reduce((sum, n) => sum + Math.max(0, n - 1), 0),
-      maxCopies: Math.max(0, ...copies),
-    },
-    stream: {
-      acknowledged: ledger.expected.size,
-      delivered: ledger.expected.size - last.str.length,
-      lost: last.str.length,
-      duplicates: streamCopies.reduce((sum, n) => sum + Math.max(0, n - 1), 0),
-      maxCopies: Math.max(0, ...streamCopies),
-    },
-  };
+  /** One channel's account: `lost` of the acknowledged messages never arrived; `copies` per arrival. */
+  const channel = (lost: number, copies: number[]) => ({
+    acknowledged: ledger.expected.size,
+    delivered: ledger.expected.size - lost,
+    lost,
+    duplicates: copies.reduce((sum, n) => sum + Math.max(0, n - 1), 0),
+    maxCopies: Math.max(0, ...copies),
+  });
+  return { webhook: channel(last.web.length, copies), stream: channel(last.str.length, streamCopies) };
 }
