@@ -248,7 +248,9 @@ async function fanOut(batched = false) {
       duration: SHORT_SECONDS,
     });
     const seconds = (Date.now() - started) / 1000;
-    const webhookPerSec = Math.round(receiver.uniqueIds.size / seconds);
+    // Read once, at the load's end: the lane goes on delivering while the baseline below runs.
+    const delivered = receiver.uniqueIds.size;
+    const webhookPerSec = Math.round(delivered / seconds);
     ws.close();
 
     const baselinePerSec = await sequentialPostBaseline();
@@ -262,7 +264,7 @@ async function fanOut(batched = false) {
       webhookPerSec,
       // Share of the produced events the webhook delivered during the load (1: the lane kept up;
       // then the lane's rate is bounded by what was produced, not by the lane).
-      webhookKeptUp: load.total2xx ? Math.round((receiver.uniqueIds.size / load.total2xx) * 1000) / 1000 : null,
+      webhookKeptUp: load.total2xx ? Math.round((delivered / load.total2xx) * 1000) / 1000 : null,
       websocketPerSec: Math.round(wsEvents / seconds),
       redisPerSec: Math.round(brokerEvents / seconds),
       baseline: { name: 'sequential fetch POST loop to the same receiver', postsPerSec: baselinePerSec },
