@@ -34,8 +34,6 @@ export interface IdSource {
   secret(bytes?: number): string;
 }
 
-const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
-
 /**
  * Time-ordered UUIDs (version 7, RFC 9562): 48 bits of Unix milliseconds, a 12-bit counter that
  * keeps ids of the same millisecond in order (method 1 of the RFC), then 62 random bits. Ids made
@@ -69,12 +67,8 @@ export class TimeOrderedIds {
     bytes[6] = 0x70 | (this.counter >> 8);
     bytes[7] = this.counter & 0xff;
     bytes[8] = 0x80 | (bytes[8]! & 0x3f);
-    let hex = '';
-    for (let i = 0; i < 16; i += 1) {
-      hex += HEX[bytes[i]!];
-      if (i === 3 || i === 5 || i === 7 || i === 9) hex += '-';
-    }
-    return hex;
+    const hex = bytes.toString('hex');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   }
 }
 

@@ -66,14 +66,8 @@ export function rowMaker(columns: readonly string[]): RowOf {
 }
 
 function cachedStatement(statement: SQLite.Statement): CachedStatement {
-  if (!statement.reader) {
-    return {
-      reader: false,
-      all: (parameters) => statement.all(parameters),
-      run: (parameters) => statement.run(parameters),
-      iterate: (parameters) => statement.iterate(parameters),
-    };
-  }
+  // A write without `returning` has no rows to build: the statement serves as it is.
+  if (!statement.reader) return statement;
   statement.raw(true);
   let make: RowOf | undefined;
   let width = -1;
