@@ -323,6 +323,59 @@ async function webhookBacklog() {
   emit(results, figure);
 }
 
+// 3c. One POST per event while the gateway is under a saturating load, with more waiting than the
+// lane can carry: the receiver holds its answers for the load's first half (a backlog builds), then
+// answers; events/s from release to the load's end, while the load goes on. With the delivery thread
+// (the default) and without it (WEBHOOK_DELIVERY_THREAD=false), same run. Goal: >= 1.0x the loop.
+async function webhookUnderLoad() {
+  const baselinePerSec = await sequentialPostBaseline();
+  const figure = { figure: 'webhook_lane_under_load', unit: 'events/s delivered during load, backlog waiting', lanes: {} };
+  for (const thread of [true, false]) {
+    const receiver = new WebhookReceiverForBench();
+    await receiver.start();
+    const gw = await startGateway({ WEBHOOK_TIMEOUT_MS: '60000', WEBHOOK_DELIVERY_THREAD: String(thread) });
+    try {
+      const inst = await connectedSandbox(gw.url, { webhookUrl: receiver.url, webhookEvents: ['MESSAGE'] });
+      receiver.hold();
+      let released = 0;
+      let atRelease = 0;
+      const release = setTimeout(() => {
+        atRelease = receiver.uniqueIds.size;
+        released = Date.now();
+        receiver.release();
+      }, SHORT_SECONDS * 1000);
+      const load = await autocannon({
+        url: `${gw.url}/api/v1/sandbox/messages`,
+        method: 'POST',
+        headers: { apikey: ADMIN, 'content-type': 'application/json' },
+        body: { from: '5511900000009', to: inst.number, text: 'under load' },
+        connections: 16,
+        duration: SHORT_SECONDS * 2,
+      });
+      clearTimeout(release);
+      const loadEnded = Date.now();
+      const delivered = receiver.uniqueIds.size - atRelease;
+      figure.lanes[thread ? 'deliveryThread' : 'mainThread'] = {
+        eventsProduced: load.total2xx,
+        producedPerSec: Math.round(load.total2xx / (SHORT_SECONDS * 2)),
+        deliveredWhileLoaded: delivered,
+        eventsPerSec: released ? Math.round(delivered / ((loadEnded - released) / 1000)) : null,
+        // Still waiting at the load's end: above 0, the lane was the limit all along (not production).
+        backlogAtLoadEnd: load.total2xx - receiver.uniqueIds.size,
+        seqGaps: receiver.seqGaps,
+        outOfOrder: receiver.outOfOrder,
+      };
+    } finally {
+      await gw.stop();
+      await receiver.stop();
+    }
+  }
+  figure.baseline = { name: 'sequential fetch POST loop to the same receiver (no load)', postsPerSec: baselinePerSec };
+  figure.ratio = ratio(figure.lanes.deliveryThread.eventsPerSec, baselinePerSec);
+  figure.ratioMainThread = ratio(figure.lanes.mainThread.eventsPerSec, baselinePerSec);
+  emit(results, figure);
+}
+
 // 4. Cost per instance, and start-up time with many instances.
 async function createMany(url, n, network) {
   let next = 0;
@@ -497,6 +550,7 @@ const alone = {
   session_cost: sessionCost,
   event_fan_out_batched: () => fanOut(true),
   webhook_lane_backlog: webhookBacklog,
+  webhook_lane_under_load: webhookUnderLoad,
   // Cluster mode: 1, 2 and 3 gateway processes, N = 1 as baseline (bench/cluster.mjs).
   cluster: () => clusterBench(results),
   send_road: sendRoad,
@@ -524,6 +578,7 @@ if (ONLY) {
   await fanOut();
   await fanOut(true);
   await webhookBacklog();
+  await webhookUnderLoad();
   await authOverhead();
   await groupSend();
   await instanceCost();

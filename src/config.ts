@@ -59,8 +59,19 @@ export interface Config {
   rateLimit: { windowSeconds: number; perIp: number; perKey: number };
   logLevel: LogLevel;
   bodyLimitBytes: number;
-  /** allowPrivateUrls (WEBHOOK_ALLOW_PRIVATE_URLS): webhook URLs set with an instance token may reach private addresses. */
-  webhook: { timeoutMs: number; maxAttempts: number; retryBaseMs: number; retryMaxMs: number; allowPrivateUrls: boolean };
+  /**
+   * allowPrivateUrls (WEBHOOK_ALLOW_PRIVATE_URLS): webhook URLs set with an instance token may reach
+   * private addresses. deliveryThread (WEBHOOK_DELIVERY_THREAD): runs of fresh events are POSTed by a
+   * worker thread (src/events/sinks/webhook-delivery-thread.ts).
+   */
+  webhook: {
+    timeoutMs: number;
+    maxAttempts: number;
+    retryBaseMs: number;
+    retryMaxMs: number;
+    allowPrivateUrls: boolean;
+    deliveryThread: boolean;
+  };
   /** maxConnectionsPerInstance (WS_MAX_CONNECTIONS_PER_INSTANCE): streams beyond it are refused with 4429. */
   websocket: { maxBufferedBytes: number; pingIntervalMs: number; maxConnectionsPerInstance: number };
   sandbox: { qrIntervalMs: number; qrMaxAttempts: number; reconnectDelayMs: number };
@@ -377,6 +388,7 @@ export function loadConfig(env: Env = process.env): Config {
       retryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', 1000, 1, 3_600_000),
       retryMaxMs: integer(env, 'WEBHOOK_RETRY_MAX_MS', 60_000, 1, 86_400_000),
       allowPrivateUrls: flag(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
+      deliveryThread: flag(env, 'WEBHOOK_DELIVERY_THREAD', true),
     },
     websocket: {
       maxBufferedBytes: integer(env, 'WS_MAX_BUFFERED_BYTES', 4_194_304, 1024, 1_073_741_824),

@@ -163,6 +163,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     retry: { maxAttempts: config.webhook.maxAttempts, baseDelayMs: config.webhook.retryBaseMs, maxDelayMs: config.webhook.retryMaxMs },
     userAgent: `Waygate/${VERSION}`,
     allowPrivate: config.webhook.allowPrivateUrls,
+    deliveryThread: config.webhook.deliveryThread,
   });
   const log = options.logger ?? createLogger(config.logLevel);
   // Set once the gateway exists: what to do when it must stop being the active process.

@@ -181,7 +181,8 @@ export class OutboxDispatcher {
         let page: PendingDelivery[];
         do {
           page = await this.options.outbox.pending(sinkName, instanceId, PAGE);
-          for (const pending of page) {
+          const from = sink.deliverRun ? await this.deliverFreshRun(sink, lane, instanceId, page) : 0;
+          for (const pending of page.slice(from)) {
             if (this.off(lane)) return;
             await this.deliverWithRetry(sink, lane, pending);
           }
@@ -313,23 +314,75 @@ export class OutboxDispatcher {
         return;
       } catch (error) {
         this.observe(sink, 1, 'failed', started);
-        const status = error instanceof DeliveryError ? error.status : null;
-        const message = error instanceof Error ? error.message : String(error);
-        const now = this.options.clock.now();
-        if (sink.retry.maxAttempts !== null && attempts >= sink.retry.maxAttempts) {
-          await this.bury(sink, entry, attempts, status, message, pending.firstAttemptAt, now);
-          return;
-        }
-        // Settle what was delivered before waiting, so a crash during a long backoff repeats nothing.
-        await this.flushAcks(sink, lane);
-        wait = backoffDelay({ baseMs: sink.retry.baseDelayMs, maxMs: sink.retry.maxDelayMs }, attempts - 1, this.options.random);
-        await this.options.outbox.recordFailure(entry.seq, sink.name, attempts, now + wait, message, status);
-        this.options.log.warn(
-          { sink: sink.name, instanceId: entry.instanceId, eventId: entry.eventId, attempts, status, error: message },
-          'delivery failed; will retry',
-        );
+        const next = await this.failed(sink, lane, pending, attempts, error);
+        if (next === undefined) return;
+        wait = next - this.options.clock.now();
       }
     }
+  }
+
+  /**
+   * After a failed attempt: a dead letter when it was the sink's last (undefined), else the failure
+   * is recorded and the time of the next attempt returned.
+   */
+  private async failed(
+    sink: DurableSink,
+    lane: Lane,
+    pending: PendingDelivery,
+    attempts: number,
+    error: unknown,
+  ): Promise<number | undefined> {
+    const { entry } = pending;
+    const status = error instanceof DeliveryError ? error.status : null;
+    const message = error instanceof Error ? error.message : String(error);
+    const now = this.options.clock.now();
+    if (sink.retry.maxAttempts !== null && attempts >= sink.retry.maxAttempts) {
+      await this.bury(sink, entry, attempts, status, message, pending.firstAttemptAt, now);
+      return undefined;
+    }
+    // Settle what was delivered before waiting, so a crash during a long backoff repeats nothing.
+    await this.flushAcks(sink, lane);
+    const wait = backoffDelay({ baseMs: sink.retry.baseDelayMs, maxMs: sink.retry.maxDelayMs }, attempts - 1, this.options.random);
+    await this.options.outbox.recordFailure(entry.seq, sink.name, attempts, now + wait, message, status);
+    this.options.log.warn(
+      { sink: sink.name, instanceId: entry.instanceId, eventId: entry.eventId, attempts, status, error: message },
+      'delivery failed; will retry',
+    );
+    return now + wait;
+  }
+
+  /**
+   * A sink that delivers runs (the webhook's delivery thread) takes the page's leading events that
+   * were never attempted in one go, one POST each, in order. Returns where the one-at-a-time loop
+   * goes on: after the run, or at its failed event (its first attempt recorded, like any other).
+   */
+  private async deliverFreshRun(sink: DurableSink, lane: Lane, instanceId: string, page: PendingDelivery[]): Promise<number> {
+    let fresh = 0;
+    while (fresh < page.length && page[fresh]!.attempts === 0) fresh += 1;
+    if (fresh === 0 || this.off(lane)) return 0;
+    const instance = await this.options.instances.find(instanceId);
+    if (!instance || !sink.wants(instance)) return 0;
+    let result;
+    try {
+      result = await sink.deliverRun!(
+        page.slice(0, fresh).map((pending) => pending.entry),
+        instance,
+      );
+    } catch (error) {
+      // Nothing of the run counts as delivered: the one-at-a-time loop delivers it (at least once).
+      this.options.log.warn({ err: error, sink: sink.name, instanceId }, 'delivery run failed; delivering one at a time');
+      return 0;
+    }
+    result.seconds.forEach((seconds, i) =>
+      this.options.observer?.attempted(sink.name, 1, i < result.delivered ? 'delivered' : 'failed', seconds),
+    );
+    for (const pending of page.slice(0, result.delivered)) lane.acked.push(pending.entry.seq);
+    if (!result.failure) return fresh;
+    const at = result.delivered;
+    const next = await this.failed(sink, lane, page[at]!, 1, result.failure);
+    if (next === undefined) return at + 1;
+    page[at] = { ...page[at]!, attempts: 1, nextAttemptAt: next };
+    return at;
   }
 
   private observe(sink: DurableSink, events: number, outcome: 'delivered' | 'failed', started: number): void {

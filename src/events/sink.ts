@@ -13,6 +13,15 @@ export class DeliveryError extends Error {
   }
 }
 
+export interface DeliveryRunResult {
+  /** Events acknowledged, from the first of the run. */
+  delivered: number;
+  /** Seconds each attempt took: the delivered events', then the failed one's. */
+  seconds: number[];
+  /** Why the event after the delivered ones failed; absent when the whole run was delivered. */
+  failure?: DeliveryError;
+}
+
 export interface RetryPolicy {
   /** Attempts before the event becomes a dead letter; null retries for ever (brokers: nothing is dropped). */
   maxAttempts: number | null;
@@ -35,6 +44,12 @@ export interface DurableSink {
   batching?(instance: Instance): { maxEvents: number; maxWaitMs: number } | undefined;
   /** Delivers several events, in order, as one unit (all acknowledged or none). Throws DeliveryError. */
   deliverBatch?(entries: OutboxEntry[], instance: Instance): Promise<void>;
+  /**
+   * A sink that can deliver one event at a time away from the main event loop (the webhook's
+   * delivery thread) takes a run of fresh events: each acknowledged before the next goes, stopping at
+   * the first failure. Rejects when the run could not be made at all (nothing counts as delivered).
+   */
+  deliverRun?(entries: OutboxEntry[], instance: Instance): Promise<DeliveryRunResult>;
   /**
    * One attempt, no retry, for the dead-letter retry route: a sink that buries letters somewhere
    * other than the instance webhook (a failover group's webhook) says here how to resend them.

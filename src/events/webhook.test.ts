@@ -338,3 +338,47 @@ describe('shutdown with deliveries under way', () => {
     }
   });
 });
+
+describe('the webhook delivery thread in the gateway', () => {
+  it('delivers every event through it, in order, and buries a failed one mid-run while the rest go on', async () => {
+    const hook = new WebhookReceiver();
+    await hook.start();
+    const logs = { level: 'warn' as const, lines: [] as string[] };
+    const gw = await startGateway({ env: { WEBHOOK_MAX_ATTEMPTS: '1', WEBHOOK_TIMEOUT_MS: '2000' }, logs });
+    try {
+      const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: hook.url, webhookEvents: ['SEND_MESSAGE'] });
+      hook.setSecret(a.webhookSecret);
+      const first = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: `t${i}` } }),
+        ),
+      );
+      await waitFor(() => (hook.requests.length === 20 ? true : undefined));
+      const seqs = hook.requests.map((r) => r.json.seq as number);
+      expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+      expect(new Set(hook.requests.map((r) => r.json.data.key.id))).toEqual(new Set(first.map((res) => res.body.key.id)));
+      expect(hook.requests.every((r) => r.signatureValid)).toBe(true);
+
+      // One attempt only: the second event of the next run fails and becomes a dead letter; the others follow.
+      hook.script.push(200, 500);
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        ids.push(
+          (await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: `u${i}` } })).body.key.id,
+        );
+      }
+      await waitFor(() => (hook.requests.length === 25 ? true : undefined));
+      expect(hook.requests.slice(20).map((r) => r.json.data.key.id)).toEqual(ids);
+      const letters = await waitFor(async () => {
+        const res = await gw.api('GET', `/api/v1/instance/webhook-dead-letters/${a.id}`, { key: gw.adminKey });
+        return res.body.items.length === 1 ? res.body.items : undefined;
+      });
+      expect(letters[0]).toMatchObject({ eventId: hook.requests[21]!.json.eventId, attempts: 1, lastStatus: 500 });
+      // Nothing fell back to the main thread's one-at-a-time delivery.
+      expect(logs.lines.filter((line) => line.includes('delivery run failed'))).toEqual([]);
+    } finally {
+      await gw.stop();
+      await hook.stop();
+    }
+  });
+});

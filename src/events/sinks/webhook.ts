@@ -14,7 +14,8 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { Instance } from '../../instance-registry/service.js';
 import type { OutboxEntry } from '../envelope.js';
 import { ipLiteral, isPublicAddress, PrivateAddressError, publicOnlyLookup, systemResolve } from '../../media/address.js';
-import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
+import { DeliveryError, type DeliveryRunResult, type DurableSink, type RetryPolicy } from '../sink.js';
+import { WebhookDeliveryThread } from './webhook-delivery-thread.js';
 
 /** Keep-alive pools: a lane's POSTs reuse one connection instead of a handshake each. */
 const KEEP_ALIVE = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000 };
@@ -29,6 +30,11 @@ export interface WebhookOptions {
   userAgent: string;
   /** WEBHOOK_ALLOW_PRIVATE_URLS: every webhook may reach private addresses. */
   allowPrivate?: boolean;
+  /**
+   * WEBHOOK_DELIVERY_THREAD: runs of fresh events are POSTed by a worker thread (deliverRun). Not
+   * with the seams below, which cannot cross to a thread.
+   */
+  deliveryThread?: boolean;
   /** Seams for tests: which addresses count as public, and how host names resolve. */
   isPublic?: (address: string) => boolean;
   resolve?: (hostname: string) => Promise<LookupAddress[]>;
@@ -49,16 +55,44 @@ export class WebhookSink implements DurableSink {
   /** Connections of the other URLs. Both pools keep connections alive between a lane's POSTs. */
   private readonly open: Dispatcher;
   private readonly isPublic: (address: string) => boolean;
+  private readonly thread: WebhookDeliveryThread | undefined;
+  /** Present with the delivery thread (DurableSink.deliverRun). */
+  readonly deliverRun?: (entries: OutboxEntry[], instance: Instance) => Promise<DeliveryRunResult>;
 
   constructor(private readonly options: WebhookOptions) {
     this.retry = options.retry;
     this.isPublic = options.isPublic ?? isPublicAddress;
     this.guarded = new Agent({ ...KEEP_ALIVE, connect: { lookup: publicOnlyLookup(this.isPublic, options.resolve ?? systemResolve) } });
     this.open = new Agent(KEEP_ALIVE);
+    if (options.deliveryThread && !options.isPublic && !options.resolve) {
+      const thread = new WebhookDeliveryThread({
+        timeoutMs: options.timeoutMs,
+        userAgent: options.userAgent,
+        allowPrivate: options.allowPrivate,
+      });
+      this.thread = thread;
+      this.deliverRun = (entries, instance) => this.deliverOnThread(thread, entries, instance);
+    }
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.guarded.close(), this.open.close()]);
+    await Promise.all([this.guarded.close(), this.open.close(), this.thread?.close()]);
+  }
+
+  /** One POST per event on the delivery thread, in order, until one fails. */
+  private async deliverOnThread(thread: WebhookDeliveryThread, entries: OutboxEntry[], instance: Instance): Promise<DeliveryRunResult> {
+    if (!instance.webhookUrl) throw new DeliveryError('instance has no webhookUrl');
+    const outcome = await thread.deliver({
+      url: instance.webhookUrl,
+      secret: instance.webhookSecret,
+      guarded: !(this.options.allowPrivate === true || instance.webhookAdminSet),
+      entries: entries.map(({ body, eventId, type }) => ({ body, eventId, type })),
+    });
+    return {
+      delivered: outcome.delivered,
+      seconds: outcome.seconds,
+      ...(outcome.failure ? { failure: new DeliveryError(outcome.failure.error, outcome.failure.status) } : {}),
+    };
   }
 
   /** Why a guarded URL may not be reached (an IP literal, before connecting), or undefined. */
