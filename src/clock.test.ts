@@ -20,6 +20,13 @@ describe('TimeOrderedIds', () => {
     for (const id of made) expect(id).toMatch(V7);
   });
 
+  it('draws fresh random bits for every id, across refills of its random pool', () => {
+    // The random pool holds 512 ids' worth: 2,000 ids cross three refills.
+    const ids = new TimeOrderedIds(() => 1_800_000_000_000);
+    const randomParts = Array.from({ length: 2_000 }, () => ids.next().replace(/-/g, '').slice(17));
+    expect(new Set(randomParts).size).toBe(randomParts.length);
+  });
+
   it('keeps the order when the clock steps back', () => {
     let now = 1_800_000_000_500;
     const ids = new TimeOrderedIds(() => now);

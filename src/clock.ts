@@ -1,5 +1,5 @@
 /** Time, randomness and ids come from here so tests can control them. */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 export interface Clock {
   now(): number;
@@ -41,9 +41,15 @@ export interface IdSource {
  * lands on the index's last page instead of a random one: a commit writes a few pages, not one per row.
  * Not secrets (see `secret`).
  */
+const POOL_BYTES = 4096;
+
 export class TimeOrderedIds {
   private lastMs = 0;
   private counter = 0;
+  /** Random bytes drawn 4 KB at a time: one call per id cost 3.5 % of the send road's CPU. */
+  private readonly pool = Buffer.alloc(POOL_BYTES);
+  private used = POOL_BYTES;
+  private readonly scratch = Buffer.alloc(16);
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -62,8 +68,14 @@ export class TimeOrderedIds {
       this.counter = 0;
     }
     this.lastMs = ms;
-    const bytes = randomBytes(16);
+    const bytes = this.scratch;
     bytes.writeUIntBE(ms, 0, 6);
+    if (this.used === POOL_BYTES) {
+      randomFillSync(this.pool);
+      this.used = 0;
+    }
+    this.pool.copy(bytes, 8, this.used, this.used + 8);
+    this.used += 8;
     bytes[6] = 0x70 | (this.counter >> 8);
     bytes[7] = this.counter & 0xff;
     bytes[8] = 0x80 | (bytes[8]! & 0x3f);

@@ -133,7 +133,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     } else {
       if (key === undefined || keyHash === undefined) throw errors.invalidApiKey();
       if (isAdminKey(keyHash)) throw errors.instanceOnly();
-      request.instance = (await instanceByResolvers(key, request, options)) ?? (await options.instances.authenticate(key));
+      request.instance = (await instanceByResolvers(key, request, options)) ?? (await options.instances.authenticate(key, keyHash));
     }
     // (Always set here: every way without a key has returned or thrown.)
     if (keyHash !== undefined && !forwarded)

@@ -318,14 +318,18 @@ export class InstanceService {
    * Resolves an instance token to its instance. Malformed values are refused before any lookup;
    * a grace token past its time gets the "token expired" error.
    */
-  async authenticate(token: string): Promise<Instance> {
-    return (await this.authenticateToken(token)).instance;
+  async authenticate(token: string, tokenHash?: string): Promise<Instance> {
+    return (await this.authenticateToken(token, tokenHash)).instance;
   }
 
   /** As authenticate, with the token's hash and the end of its grace (null for a primary token). */
-  async authenticateToken(token: string): Promise<{ instance: Instance; tokenHash: string; validUntil: number | null }> {
+  async authenticateToken(
+    token: string,
+    /** hashToken(token), when the caller has it already (the auth hook): not computed twice. */
+    tokenHash?: string,
+  ): Promise<{ instance: Instance; tokenHash: string; validUntil: number | null }> {
     if (!isWellFormedToken(token)) throw errors.invalidApiKey();
-    const hash = hashToken(token);
+    const hash = tokenHash ?? hashToken(token);
     const now = this.clock.now();
     const record = await this.tokenRecord(hash, now);
     if (!record) throw errors.invalidApiKey();
