@@ -137,11 +137,11 @@ async function useBatches(url, token) {
 // 2. End to end: send load with a webhook receiver attached (one POST per event, then batched);
 // `halfLoad`: the sends at half of the saturating rate of the same run's send road (the latency a
 // user sees when the gateway is not at its limit).
-async function endToEnd(sqliteRoad, batched = false, halfLoad = false) {
+async function endToEnd(sqliteRoad, batched = false, halfLoad = false, mainThread = false) {
   const receiver = new WebhookReceiverForBench();
   await receiver.start();
-  const profile = PROFILE && !halfLoad ? (batched ? 'webhook-lane-batched' : 'webhook-lane') : undefined;
-  const gw = await startGateway({}, { profile });
+  const profile = PROFILE && !halfLoad && !mainThread ? (batched ? 'webhook-lane-batched' : 'webhook-lane') : undefined;
+  const gw = await startGateway(mainThread ? { WEBHOOK_DELIVERY_THREAD: 'false' } : {}, { profile });
   let figure;
   try {
     const inst = await connectedSandbox(gw.url, { webhookUrl: receiver.url, webhookEvents: ['SEND_MESSAGE'] });
@@ -174,7 +174,7 @@ async function endToEnd(sqliteRoad, batched = false, halfLoad = false) {
     const latencies = receiver.latencies.slice(mark.latencies).sort((a, b) => a - b);
     const p99 = latencies[Math.floor(latencies.length * 0.99)] ?? null;
     figure = {
-      figure: `end_to_end_webhook${batched ? '_batched' : ''}${halfLoad ? '_half_load' : ''}`,
+      figure: `end_to_end_webhook${batched ? '_batched' : ''}${halfLoad ? '_half_load' : ''}${mainThread ? '_main_thread' : ''}`,
       ...(batched ? { webhookBatch: WEBHOOK_BATCH } : {}),
       ...(halfLoad
         ? { offeredRequestsPerSec: Math.round(rate), sendP50Ms: load.p50Ms, sendP99Ms: load.p99Ms, sendErrors: load.errors }
@@ -197,6 +197,18 @@ async function endToEnd(sqliteRoad, batched = false, halfLoad = false) {
   }
   if (profile) figure.profile = summariseProfile(gw.profileFile);
   emit(results, figure);
+}
+
+/** A contact's phone writes to the instance as fast as 16 connections go: MESSAGE events. */
+function contactMessages(url, inst, text, seconds) {
+  return autocannon({
+    url: `${url}/api/v1/sandbox/messages`,
+    method: 'POST',
+    headers: { apikey: ADMIN, 'content-type': 'application/json' },
+    body: { from: '5511900000009', to: inst.number, text },
+    connections: 16,
+    duration: seconds,
+  });
 }
 
 /** A plain sequential loop of HTTP POSTs with the same client (fetch) to a receiver: the lane baseline. */
@@ -239,14 +251,7 @@ async function fanOut(batched = false) {
     ws.on('message', () => (wsEvents += 1));
     await sleep(200);
     const started = Date.now();
-    const load = await autocannon({
-      url: `${gw.url}/api/v1/sandbox/messages`,
-      method: 'POST',
-      headers: { apikey: ADMIN, 'content-type': 'application/json' },
-      body: { from: '5511900000009', to: inst.number, text: 'fan-out' },
-      connections: 16,
-      duration: SHORT_SECONDS,
-    });
+    const load = await contactMessages(gw.url, inst, 'fan-out', SHORT_SECONDS);
     const seconds = (Date.now() - started) / 1000;
     // Read once, at the load's end: the lane goes on delivering while the baseline below runs.
     const delivered = receiver.uniqueIds.size;
@@ -277,6 +282,20 @@ async function fanOut(batched = false) {
   }
 }
 
+/** A gateway (WEBHOOK_TIMEOUT_MS 60 s: a held receiver is not a failure) with one sandbox instance whose webhook takes MESSAGE events. */
+async function withHeldLane(env, measure) {
+  const receiver = new WebhookReceiverForBench();
+  await receiver.start();
+  const gw = await startGateway({ WEBHOOK_TIMEOUT_MS: '60000', ...env });
+  try {
+    const inst = await connectedSandbox(gw.url, { webhookUrl: receiver.url, webhookEvents: ['MESSAGE'] });
+    await measure({ gw, inst, receiver });
+  } finally {
+    await gw.stop();
+    await receiver.stop();
+  }
+}
+
 // 3b. A lane draining a backlog: the receiver holds its answers while contact messages pile up in
 // the outbox, then answers everything; events/s from release to the last event (one POST per event,
 // then batched). Goal: >= 5,000 events/s.
@@ -284,21 +303,10 @@ async function webhookBacklog() {
   const baselinePerSec = await sequentialPostBaseline();
   const figure = { figure: 'webhook_lane_backlog', unit: 'events/s draining a backlog', goal: 5000, lanes: {} };
   for (const batched of [false, true]) {
-    const receiver = new WebhookReceiverForBench();
-    await receiver.start();
-    const gw = await startGateway({ WEBHOOK_TIMEOUT_MS: '60000' });
-    try {
-      const inst = await connectedSandbox(gw.url, { webhookUrl: receiver.url, webhookEvents: ['MESSAGE'] });
+    await withHeldLane({}, async ({ gw, inst, receiver }) => {
       if (batched) await useBatches(gw.url, inst.token);
       receiver.hold();
-      const load = await autocannon({
-        url: `${gw.url}/api/v1/sandbox/messages`,
-        method: 'POST',
-        headers: { apikey: ADMIN, 'content-type': 'application/json' },
-        body: { from: '5511900000009', to: inst.number, text: 'backlog' },
-        connections: 16,
-        duration: SHORT_SECONDS,
-      });
+      const load = await contactMessages(gw.url, inst, 'backlog', SHORT_SECONDS);
       const released = Date.now();
       receiver.release();
       const deadline = released + 300_000;
@@ -313,10 +321,7 @@ async function webhookBacklog() {
         seqGaps: receiver.seqGaps,
         outOfOrder: receiver.outOfOrder,
       };
-    } finally {
-      await gw.stop();
-      await receiver.stop();
-    }
+    });
   }
   figure.baseline = { name: 'sequential fetch POST loop to the same receiver', postsPerSec: baselinePerSec };
   figure.ratio = ratio(figure.lanes.batched.eventsPerSec, baselinePerSec);
@@ -331,11 +336,7 @@ async function webhookUnderLoad() {
   const baselinePerSec = await sequentialPostBaseline();
   const figure = { figure: 'webhook_lane_under_load', unit: 'events/s delivered during load, backlog waiting', lanes: {} };
   for (const thread of [true, false]) {
-    const receiver = new WebhookReceiverForBench();
-    await receiver.start();
-    const gw = await startGateway({ WEBHOOK_TIMEOUT_MS: '60000', WEBHOOK_DELIVERY_THREAD: String(thread) });
-    try {
-      const inst = await connectedSandbox(gw.url, { webhookUrl: receiver.url, webhookEvents: ['MESSAGE'] });
+    await withHeldLane({ WEBHOOK_DELIVERY_THREAD: String(thread) }, async ({ gw, inst, receiver }) => {
       receiver.hold();
       let released = 0;
       let atRelease = 0;
@@ -344,14 +345,7 @@ async function webhookUnderLoad() {
         released = Date.now();
         receiver.release();
       }, SHORT_SECONDS * 1000);
-      const load = await autocannon({
-        url: `${gw.url}/api/v1/sandbox/messages`,
-        method: 'POST',
-        headers: { apikey: ADMIN, 'content-type': 'application/json' },
-        body: { from: '5511900000009', to: inst.number, text: 'under load' },
-        connections: 16,
-        duration: SHORT_SECONDS * 2,
-      });
+      const load = await contactMessages(gw.url, inst, 'under load', SHORT_SECONDS * 2);
       clearTimeout(release);
       const loadEnded = Date.now();
       const delivered = receiver.uniqueIds.size - atRelease;
@@ -365,10 +359,7 @@ async function webhookUnderLoad() {
         seqGaps: receiver.seqGaps,
         outOfOrder: receiver.outOfOrder,
       };
-    } finally {
-      await gw.stop();
-      await receiver.stop();
-    }
+    });
   }
   figure.baseline = { name: 'sequential fetch POST loop to the same receiver (no load)', postsPerSec: baselinePerSec };
   figure.ratio = ratio(figure.lanes.deliveryThread.eventsPerSec, baselinePerSec);
@@ -560,6 +551,7 @@ const alone = {
     await endToEnd(road);
     await endToEnd(road, true);
     await endToEnd(road, false, true);
+    await endToEnd(road, false, true, true);
     await endToEnd(road, true, true);
   },
 };
@@ -574,6 +566,7 @@ if (ONLY) {
   await endToEnd(sqliteRoad);
   await endToEnd(sqliteRoad, true);
   await endToEnd(sqliteRoad, false, true);
+  await endToEnd(sqliteRoad, false, true, true);
   await endToEnd(sqliteRoad, true, true);
   await fanOut();
   await fanOut(true);
