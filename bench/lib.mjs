@@ -91,11 +91,45 @@ export async function startGateway(env = {}, { readyLine, profile, nodeArgs = []
   if (profile) fs.mkdirSync(PROFILE_DIR, { recursive: true });
   // The flag `npm start` runs the server with (package.json).
   const flags = ['--max-semi-space-size=32', ...nodeArgs];
-  const args = profile
-    ? [...flags, '--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${profile}.cpuprofile`, 'dist/main.js']
-    : [...flags, 'dist/main.js'];
+  // Every thread writes its own profile into a folder of its own (Node names them by thread id).
+  const threadsDir = profile ? path.join(PROFILE_DIR, `${profile}.threads`) : undefined;
+  if (threadsDir) fs.rmSync(threadsDir, { recursive: true, force: true });
+  const args = profile ? [...flags, '--cpu-prof', `--cpu-prof-dir=${threadsDir}`, 'dist/main.js'] : [...flags, 'dist/main.js'];
   const proc = await startProcess(args, fullEnv, readyLine ? { readyLine } : { readyUrl: `${url}/api/v1/server/ok` });
-  return { ...proc, url, port, dataDir, env: fullEnv, profileFile: profile ? path.join(PROFILE_DIR, `${profile}.cpuprofile`) : undefined };
+  const gateway = { ...proc, url, port, dataDir, env: fullEnv, threadProfiles: [] };
+  if (!profile) return gateway;
+  gateway.profileFile = path.join(PROFILE_DIR, `${profile}.cpuprofile`);
+  gateway.stop = async () => {
+    await proc.stop();
+    gateway.threadProfiles = collectThreadProfiles(threadsDir, profile);
+  };
+  return gateway;
+}
+
+/**
+ * Names the profiles a stopped gateway wrote: the main thread's `<profile>.cpuprofile`, the others
+ * `<profile>.<thread>.cpuprofile` (the webhook delivery thread, SQLite's checkpointer). Returns the others.
+ */
+function collectThreadProfiles(threadsDir, profile) {
+  const others = [];
+  for (const name of fs.existsSync(threadsDir) ? fs.readdirSync(threadsDir) : []) {
+    const tid = Number(name.split('.')[4]);
+    const file = path.join(threadsDir, name);
+    const text = tid === 0 ? '' : fs.readFileSync(file, 'utf8');
+    const thread =
+      tid === 0
+        ? undefined
+        : text.includes('webhook-thread')
+          ? 'webhook-delivery-thread'
+          : text.includes('"functionName":"checkpoint"')
+            ? 'checkpointer'
+            : `thread-${tid}`;
+    const target = path.join(PROFILE_DIR, thread ? `${profile}.${thread}.cpuprofile` : `${profile}.cpuprofile`);
+    fs.renameSync(file, target);
+    if (thread) others.push({ thread, file: target });
+  }
+  fs.rmSync(threadsDir, { recursive: true, force: true });
+  return others;
 }
 
 /**

@@ -44,6 +44,12 @@ const ratio = (a, b) => (b ? Math.round((a / b) * 1000) / 1000 : null);
 console.error('building...');
 execSync('npm run build --silent', { cwd: ROOT, stdio: 'inherit' });
 
+/** Where a profiled gateway's time went: its main thread, and each other thread that wrote a profile. */
+function profileOf(gw) {
+  const threads = Object.fromEntries(gw.threadProfiles.map(({ thread, file }) => [thread, summariseProfile(file, 8)]));
+  return { ...summariseProfile(gw.profileFile), ...(gw.threadProfiles.length > 0 ? { threads } : {}) };
+}
+
 /** The send load: as fast as 64 connections go, or with `rate` a steady pace (half load). */
 function sendLoad(url, token, number, duration = SHORT_SECONDS, rate = undefined) {
   return (rate ? steadyLoad : autocannon)({
@@ -70,7 +76,7 @@ async function sendRoad() {
   await gw.stop();
   emit(results, {
     figure: 'send_road',
-    ...(PROFILE ? { profile: summariseProfile(gw.profileFile) } : {}),
+    ...(PROFILE ? { profile: profileOf(gw) } : {}),
     unit: 'requests/s',
     waygate,
     baseline: { name: 'bare Fastify route', ...baseline },
@@ -195,7 +201,7 @@ async function endToEnd(sqliteRoad, batched = false, halfLoad = false, mainThrea
     await gw.stop();
     await receiver.stop();
   }
-  if (profile) figure.profile = summariseProfile(gw.profileFile);
+  if (profile) figure.profile = profileOf(gw);
   emit(results, figure);
 }
 
