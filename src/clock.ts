@@ -34,6 +34,9 @@ export interface IdSource {
   secret(bytes?: number): string;
 }
 
+/** Random bytes drawn at a time by TimeOrderedIds: 512 ids' worth. */
+const POOL_BYTES = 4096;
+
 /**
  * Time-ordered UUIDs (version 7, RFC 9562): 48 bits of Unix milliseconds, a 12-bit counter that
  * keeps ids of the same millisecond in order (method 1 of the RFC), then 62 random bits. Ids made
@@ -41,8 +44,6 @@ export interface IdSource {
  * lands on the index's last page instead of a random one: a commit writes a few pages, not one per row.
  * Not secrets (see `secret`).
  */
-const POOL_BYTES = 4096;
-
 export class TimeOrderedIds {
   private lastMs = 0;
   private counter = 0;

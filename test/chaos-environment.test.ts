@@ -70,24 +70,33 @@ class PrivatePostgres {
   }
 }
 
+/**
+ * A deployment on `dataDir` with its webhook receiver and Redis reader, all stopped after the test;
+ * `release` then frees the test's own failing resource, before `dataDir` is removed.
+ */
+function chaosParts(dataDir: string, release: () => void): { receiver: ChaoticReceiver; redis: Redis; deployment: Deployment } {
+  const receiver = new ChaoticReceiver();
+  const redis = new Redis(REDIS_URL);
+  const deployment = new Deployment(dataDir, {});
+  cleanups.push(async () => {
+    await deployment.kill();
+    await receiver.stop();
+    await redis.del(`${deployment.prefix}events:stream`);
+    redis.disconnect();
+    release();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { receiver, redis, deployment };
+}
+
 describe('chaos: the environment fails', () => {
   it(
     'a PostgreSQL restarted under load: refused cleanly meanwhile, served again after, nothing acknowledged lost',
     { timeout: 180_000 },
     async () => {
       const postgres = new PrivatePostgres();
-      const receiver = new ChaoticReceiver();
-      const redis = new Redis(REDIS_URL);
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-chaos-'));
-      const deployment = new Deployment(dataDir, {});
-      cleanups.push(async () => {
-        await deployment.kill();
-        await receiver.stop();
-        await redis.del(`${deployment.prefix}events:stream`);
-        redis.disconnect();
-        postgres.destroy();
-        fs.rmSync(dataDir, { recursive: true, force: true });
-      });
+      const { receiver, redis, deployment } = chaosParts(dataDir, () => postgres.destroy());
       await postgres.init();
       deployment.env.DATABASE_URL = postgres.url;
       await receiver.start();
@@ -130,32 +139,18 @@ describe('chaos: the environment fails', () => {
       const mediaDir = path.join(dataDir, 'media');
       fs.mkdirSync(mediaDir);
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', mediaDir]);
-      const receiver = new ChaoticReceiver();
-      const redis = new Redis(REDIS_URL);
-      const deployment = new Deployment(dataDir, {});
-      cleanups.push(async () => {
-        await deployment.kill();
-        await receiver.stop();
-        await redis.del(`${deployment.prefix}events:stream`);
-        redis.disconnect();
-        execFileSync('umount', [mediaDir]);
-        fs.rmSync(dataDir, { recursive: true, force: true });
-      });
+      const { receiver, redis, deployment } = chaosParts(dataDir, () => execFileSync('umount', [mediaDir]));
       await receiver.start();
       await deployment.start();
       const [a, b] = await pair(deployment, receiver);
       // 40 pictures of ~55 KB: the 256 KB folder holds about four copies (sender's and recipient's).
       const picture = Buffer.concat([(await makeSamples()).png, randomBytes(55_000)]);
+      const sendPicture = () =>
+        call(deployment.url, 'POST', '/api/v1/send/media', { number: b.number, media: { base64: picture.toString('base64') } }, a.token);
       const ledger = new Ledger();
       const sent: string[] = [];
       for (let i = 0; i < 40; i += 1) {
-        const res = await call(
-          deployment.url,
-          'POST',
-          '/api/v1/send/media',
-          { number: b.number, media: { base64: picture.toString('base64') } },
-          a.token,
-        );
+        const res = await sendPicture();
         expect(res.status, JSON.stringify(res.body)).toBe(200);
         ledger.add('SEND_MESSAGE', res.body.key.id);
         sent.push(res.body.key.id);
@@ -183,13 +178,7 @@ describe('chaos: the environment fails', () => {
 
       // Room again: the next picture is kept and served.
       execFileSync('mount', ['-o', 'remount,size=8m', mediaDir]);
-      const again = await call(
-        deployment.url,
-        'POST',
-        '/api/v1/send/media',
-        { number: b.number, media: { base64: picture.toString('base64') } },
-        a.token,
-      );
+      const again = await sendPicture();
       expect(again.status).toBe(200);
       await waitFor(
         async () => {

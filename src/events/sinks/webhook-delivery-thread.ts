@@ -101,15 +101,19 @@ export class WebhookDeliveryThread {
         });
         resolve(worker);
       });
-      // A thread that dies fails its runs (their lanes deliver on the main thread); the next run starts a new one.
+      // A thread that dies fails its runs (their lanes deliver on the main thread); the next run starts
+      // a new one. Once per thread: 'exit' follows 'error', and must not touch a successor's runs.
+      let gone = false;
       const lost = (error: Error) => {
+        if (gone) return;
+        gone = true;
         this.worker = undefined;
         this.started = undefined;
         for (const waiter of this.waiting.values()) waiter.reject(error);
         this.waiting.clear();
         reject(error);
       };
-      worker.once('error', lost);
+      worker.on('error', lost);
       worker.once('exit', (code) => lost(new Error(`webhook delivery thread exited (${code})`)));
     });
     return this.started;
