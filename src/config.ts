@@ -2,6 +2,7 @@
  * The only reader of process.env. Every setting is parsed and checked here; an invalid value
  * stops the start with a message naming the variable.
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -9,6 +10,12 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface Config {
   port: number;
   host: string;
+  /**
+   * TRUST_PROXY: which peers' X-Forwarded-For / -Proto / -Host are believed (the client's address for
+   * per-IP rate limits, logs and sign-in records; https for cookies). false: none (the default);
+   * a list: these addresses or CIDR ranges (or the names loopback, linklocal, uniquelocal); true: any peer.
+   */
+  trustProxy: boolean | string[];
   dataDir: string;
   /** Admin key from GLOBAL_API_KEY; undefined means "generate once and keep in the data folder". */
   globalApiKey: string | undefined;
@@ -290,6 +297,30 @@ function url(env: Env, name: string, schemes: string[]): string | undefined {
   return raw;
 }
 
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function trustProxy(env: Env): boolean | string[] {
+  const raw = text(env, 'TRUST_PROXY');
+  if (raw === undefined || /^(false|no|off)$/i.test(raw)) return false;
+  if (/^(true|yes|on)$/i.test(raw)) return true;
+  // A hop count cannot tell a proxy from a client that sends the header itself.
+  if (/^\d+$/.test(raw)) {
+    throw new ConfigError('TRUST_PROXY', `a hop count is not taken: name the proxy's addresses (e.g. 127.0.0.1 or 10.0.0.0/8), got ${raw}`);
+  }
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const validBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (PROXY_NAMES.has(entry) || (family !== 0 && validBits && extra === undefined)) continue;
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `expected false, true, or addresses and CIDR ranges separated by commas (or loopback, linklocal, uniquelocal); "${entry}" is none of these`,
+    );
+  }
+  return entries;
+}
+
 const LOG_LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -342,6 +373,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: text(env, 'HOST') ?? '0.0.0.0',
+    trustProxy: trustProxy(env),
     dataDir,
     globalApiKey,
     databaseUrl,

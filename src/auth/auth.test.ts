@@ -315,3 +315,30 @@ describe.each(DIALECTS)('auth on %s', (dialect) => {
     admin.close();
   });
 });
+
+describe('sign-in behind a reverse proxy (TRUST_PROXY)', () => {
+  let gw: TestGateway;
+  const viaProxy = (client: string, proto = 'http') => ({ 'x-forwarded-for': client, 'x-forwarded-proto': proto });
+  const loginFrom = (client: string, email: string, password: string, proto?: string) =>
+    gw.api('POST', '/api/v1/auth/login', { headers: viaProxy(client, proto), body: { email, password } });
+
+  beforeAll(async () => {
+    gw = await startGateway({ env: { TRUST_PROXY: 'loopback', AUTH_LOGIN_MAX_FAILURES: '3', AUTH_LOGIN_MAX_FAILURES_PER_IP: '4' } });
+    expect((await register(gw, 'owner@example.com')).status).toBe(201);
+  });
+  afterAll(async () => gw.stop());
+
+  it("one client's password spraying locks that client's address, not every client behind the proxy", async () => {
+    for (let i = 0; i < 4; i += 1) expect((await loginFrom('203.0.113.9', `spray${i}@example.com`, 'guess guess')).status).toBe(401);
+    expect((await loginFrom('203.0.113.9', 'owner@example.com', PASSWORD)).status).toBe(429);
+    expect((await loginFrom('203.0.113.10', 'owner@example.com', PASSWORD)).status).toBe(200);
+  });
+
+  it('the refresh cookie is Secure when the proxy says the client used https', async () => {
+    const https = await loginFrom('203.0.113.11', 'owner@example.com', PASSWORD, 'https');
+    const http = await loginFrom('203.0.113.11', 'owner@example.com', PASSWORD, 'http');
+    const cookie = (headers: Headers) => headers.getSetCookie().find((c) => c.startsWith('waygate_refresh='))!;
+    expect(cookie(https.headers)).toContain('; Secure');
+    expect(cookie(http.headers)).not.toContain('Secure');
+  });
+});

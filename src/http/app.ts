@@ -92,7 +92,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && UUID.test(incoming) ? incoming : randomUUID();
     },
-    trustProxy: false,
+    // Behind a reverse proxy (TRUST_PROXY): request.ip is the client's, request.protocol what it used.
+    trustProxy: config.trustProxy,
     // The reply lists the problems (http/errors.ts); Fastify's own message of every Ajv error (one
     // per array item with allErrors) is not needed, and costly for big malformed bodies.
     schemaErrorFormatter: (_errors, dataVar) => new Error(`${dataVar} is invalid`),

@@ -58,6 +58,39 @@ describe('rate limits over HTTP', () => {
     }
   });
 
+  describe('behind a reverse proxy (TRUST_PROXY)', () => {
+    const limits = { RATE_LIMIT_PER_IP: '2', RATE_LIMIT_WINDOW_SECONDS: '60' };
+    const from = (client: string) => ({ headers: { 'x-forwarded-for': client } });
+
+    it("a trusted proxy's X-Forwarded-For gives each client its own per-IP limit", async () => {
+      const gw = await startGateway({ env: { ...limits, TRUST_PROXY: '127.0.0.1' } });
+      try {
+        for (let i = 0; i < 2; i++) expect((await gw.api('GET', '/api/v1/server/ok', from('203.0.113.5'))).status).toBe(200);
+        expect((await gw.api('GET', '/api/v1/server/ok', from('203.0.113.5'))).status).toBe(429);
+        // Another client behind the same proxy is not limited by the first one's requests.
+        expect((await gw.api('GET', '/api/v1/server/ok', from('203.0.113.6'))).status).toBe(200);
+        // A client that adds its own X-Forwarded-For is still known by the address the proxy saw.
+        expect((await gw.api('GET', '/api/v1/server/ok', from('198.51.100.1, 203.0.113.5'))).status).toBe(429);
+      } finally {
+        await gw.stop();
+      }
+    });
+
+    it('X-Forwarded-For from a peer that is not trusted changes nothing (no limit escaped by a header)', async () => {
+      for (const trust of [undefined, '10.0.0.0/8']) {
+        const gw = await startGateway({ env: { ...limits, ...(trust ? { TRUST_PROXY: trust } : {}) } });
+        try {
+          expect((await gw.api('GET', '/api/v1/server/ok', from('203.0.113.5'))).status).toBe(200);
+          expect((await gw.api('GET', '/api/v1/server/ok', from('203.0.113.6'))).status).toBe(200);
+          const third = await gw.api('GET', '/api/v1/server/ok', from('203.0.113.7'));
+          expect({ trust, status: third.status }).toEqual({ trust, status: 429 });
+        } finally {
+          await gw.stop();
+        }
+      }
+    });
+  });
+
   describe('shared in Redis by two gateways', () => {
     const prefix = `wgtest:${randomBytes(4).toString('hex')}:`;
     const clock = new ManualClock();

@@ -14,6 +14,19 @@ describe('configuration', () => {
     expect(config.databaseUrl).toMatch(/^sqlite:.*data\/waygate\.db$/);
     expect(config.tokenGraceSeconds).toBe(86_400);
     expect(config.corsOrigin).toBe('*');
+    expect(config.trustProxy).toBe(false);
+  });
+
+  it('TRUST_PROXY takes true, false, or addresses, CIDR ranges and the names proxy-addr knows', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: 'off' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: ' 10.0.0.0/8, 127.0.0.1 ,::1,fd00::/8,loopback' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '127.0.0.1',
+      '::1',
+      'fd00::/8',
+      'loopback',
+    ]);
   });
 
   it.each([
@@ -27,6 +40,10 @@ describe('configuration', () => {
     ['GLOBAL_API_KEY', 'short'],
     ['KV_STORE_GLOBAL_EVENTS', 'maybe'],
     ['DATABASE_SCHEMA', 'Bad-Schema'],
+    ['TRUST_PROXY', '1'],
+    ['TRUST_PROXY', 'proxy.example.com'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '127.0.0.1,'],
   ])('stops on an invalid %s naming the variable', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrowError(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrowError(new RegExp(`^${variable}:`));
