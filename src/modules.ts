@@ -7,6 +7,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Clock } from './clock.js';
+import type { ClusterTopic } from './cluster/channel.js';
 import type { Config } from './config.js';
 import type { EventBus } from './events/bus.js';
 import type { OutboxDispatcher } from './events/dispatcher.js';
@@ -72,6 +73,8 @@ export interface ModuleDeps {
   startedAt: number;
   /** Waits of background work (tests pass their own). */
   sleep: (ms: number) => Promise<void>;
+  /** Cluster mode only: a topic between the gateway's processes (Redis pub/sub, best-effort). */
+  clusterTopic?: (name: string) => ClusterTopic;
 }
 
 export interface GatewayModule {

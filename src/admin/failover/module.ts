@@ -1,4 +1,5 @@
 /** Failover groups (docs/operations.md): admin routes, the group-token credential, the send router and group webhooks. */
+import { randomUUID } from 'node:crypto';
 import { WebhookSink } from '../../events/sinks/webhook.js';
 import type { ModuleFactory } from '../../modules.js';
 import { VERSION } from '../../version.js';
@@ -6,6 +7,9 @@ import { FailoverRepo } from './repo.js';
 import { failoverRoutes } from './routes.js';
 import { FailoverService } from './service.js';
 import { GroupWebhookSink } from './sink.js';
+
+/** Cluster mode: how often each process reads the groups again, in case a change notice was lost. */
+const GROUPS_REFRESH_MS = 60_000;
 
 export const failoverModule: ModuleFactory = async (deps) => {
   const { config } = deps;
@@ -17,6 +21,9 @@ export const failoverModule: ModuleFactory = async (deps) => {
     userAgent: `Waygate/${VERSION}`,
   });
   const sinks = new Set<string>();
+  // Cluster mode: a change made by one process is read again by the others (docs/deployment.md).
+  const changes = deps.clusterTopic?.('failover');
+  const origin = randomUUID();
   const failover: FailoverService = new FailoverService({
     repo: new FailoverRepo(deps.storage.db),
     instances: deps.instances,
@@ -30,8 +37,17 @@ export const failoverModule: ModuleFactory = async (deps) => {
       sinks.add(groupId);
       deps.bus.addDurableSink(new GroupWebhookSink(groupId, failover, webhook));
     },
+    ...(changes ? { changed: () => changes.publish(origin) } : {}),
   });
   await failover.loadAll();
+  const reload = (why: string) =>
+    failover.loadAll().catch((error: unknown) => deps.log.warn({ err: error }, `could not read the failover groups again (${why})`));
+  changes?.subscribe((from) => {
+    if (from !== origin) void reload('changed by another process');
+  });
+  // Pub/sub may drop a message (Redis away for a moment): every process also reads them again each minute.
+  const refresh = changes ? setInterval(() => void reload('periodic'), GROUPS_REFRESH_MS) : undefined;
+  refresh?.unref();
   // Read while active: nobody else writes the groups, so there is nothing to read again at start.
   let current = deps.active();
   deps.resolvers.instance.push((key, request) => failover.resolve(key, request));
@@ -51,6 +67,9 @@ export const failoverModule: ModuleFactory = async (deps) => {
       await failover.loadAll();
       if (sinks.size > known) await deps.dispatcher.resume();
     },
-    stop: () => failover.settled(),
+    stop: () => {
+      clearInterval(refresh);
+      return failover.settled();
+    },
   };
 };

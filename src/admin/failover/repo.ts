@@ -57,6 +57,11 @@ export class FailoverRepo {
     }));
   }
 
+  /** Whether a token with this hash is stored (another process may have made it). */
+  async hasToken(hash: string): Promise<boolean> {
+    return (await this.db.selectFrom('failover_group_tokens').select('hash').where('hash', '=', hash).executeTakeFirst()) !== undefined;
+  }
+
   async insert(group: GroupRecord, tokenHash: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx

@@ -69,6 +69,12 @@ export interface FailoverDeps {
   log: FastifyBaseLogger;
   /** Called once per group with a webhook sink name (module.ts adds the group's durable sink). */
   groupAdded: (groupId: string) => void;
+  /**
+   * Cluster mode: other processes change groups too. Called after each change made here (module.ts
+   * tells the other processes, which `loadAll`); and a token not known here is looked up in the
+   * database before it is refused.
+   */
+  changed?: () => void;
 }
 
 export function sinkNameOf(groupId: string): string {
@@ -115,9 +121,13 @@ export class FailoverService implements SendRouter {
 
   /** An instance was deleted: it leaves every group (the database cascade already removed its rows). */
   instanceDeleted(instanceId: string): void {
+    let changed = false;
     for (const group of this.groups.values()) {
-      if (group.members.includes(instanceId)) group.members = group.members.filter((id) => id !== instanceId);
+      if (!group.members.includes(instanceId)) continue;
+      group.members = group.members.filter((id) => id !== instanceId);
+      changed = true;
     }
+    if (changed) this.deps.changed?.();
   }
 
   // ---- administration ----
@@ -144,6 +154,7 @@ export class FailoverService implements SendRouter {
     this.groups.set(group.id, group);
     this.tokens.set(hash, { hash, groupId: group.id, validUntil: null });
     this.deps.groupAdded(group.id);
+    this.deps.changed?.();
     return { group, token };
   }
 
@@ -176,6 +187,7 @@ export class FailoverService implements SendRouter {
     await this.deps.repo.update(next);
     // Mutated in place: the routed requests in flight and the webhook sink hold this record.
     Object.assign(current, next);
+    this.deps.changed?.();
     return current;
   }
 
@@ -187,6 +199,7 @@ export class FailoverService implements SendRouter {
     for (const key of this.stickyMembers.keys()) if (key.startsWith(`${groupId}\u0000`)) this.stickyMembers.delete(key);
     this.turns.delete(groupId);
     this.lastServed.delete(groupId);
+    this.deps.changed?.();
   }
 
   /** Like an instance token: a new primary; the old one works until now + TOKEN_GRACE_SECONDS. */
@@ -203,6 +216,7 @@ export class FailoverService implements SendRouter {
       else if (old.validUntil <= now) this.tokens.delete(key);
     }
     this.tokens.set(hash, { hash, groupId, validUntil: null });
+    this.deps.changed?.();
     return { newToken: token, oldTokenValidUntil: new Date(graceUntil).toISOString() };
   }
 
@@ -248,7 +262,9 @@ export class FailoverService implements SendRouter {
   async resolve(key: string, request: FastifyRequest): Promise<Instance | undefined> {
     if (!key.startsWith(GROUP_TOKEN_PREFIX)) return undefined;
     if (!GROUP_TOKEN_SHAPE.test(key)) throw errors.invalidApiKey();
-    const token = this.tokens.get(hashToken(key));
+    const hash = hashToken(key);
+    if (!this.tokens.has(hash) && this.deps.changed && (await this.deps.repo.hasToken(hash))) await this.loadAll();
+    const token = this.tokens.get(hash);
     const group = token ? this.groups.get(token.groupId) : undefined;
     if (!token || !group) throw errors.invalidApiKey();
     if (token.validUntil !== null && token.validUntil <= this.deps.clock.now()) throw errors.tokenExpired();
