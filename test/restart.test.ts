@@ -115,4 +115,53 @@ describe.each(DIALECTS)('restart on %s', (dialect) => {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  it('keeps unread counts across a restart: what was read stays read, what came after stays unread', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-restart-'));
+    const schema = newSchemaName();
+    const first = await startGateway({ dialect, dataDir, schema, keepSchema: true });
+    const a = await connectedInstance(first, uniqueNumber());
+    const [read, partly, answered, untouched] = [uniqueNumber(), uniqueNumber(), uniqueNumber(), uniqueNumber()];
+    const says = async (gw: typeof first, from: string, text: string) => {
+      const sent = await gw.api('POST', '/api/v1/sandbox/messages', { key: gw.adminKey, body: { from, to: a.number, text } });
+      expect(sent.status).toBe(200);
+      return (sent.body as { key: { id: string } }).key.id;
+    };
+    // Read as a whole chat, then one more arrives.
+    await says(first, read, 'r1');
+    await says(first, read, 'r2');
+    expect((await first.api('POST', '/api/v1/chat/mark-read', { key: a.token, body: { chatId: read } })).status).toBe(200);
+    await says(first, read, 'r3');
+    // Read up to the second of three messages.
+    await says(first, partly, 'p1');
+    const p2 = await says(first, partly, 'p2');
+    await says(first, partly, 'p3');
+    expect((await first.api('POST', '/api/v1/message/read', { key: a.token, body: { chatId: partly, messageIds: [p2] } })).status).toBe(200);
+    // Answered (writing in a chat reads it), then two more arrive.
+    await says(first, answered, 'a1');
+    expect((await first.api('POST', '/api/v1/send/text', { key: a.token, body: { number: answered, text: 'my answer' } })).status).toBe(200);
+    await says(first, answered, 'a2');
+    await says(first, answered, 'a3');
+    // Never read.
+    await says(first, untouched, 'u1');
+    await says(first, untouched, 'u2');
+    const unreadOf = async (gw: typeof first) => {
+      const list = await gw.api('GET', '/api/v1/chat/list', { key: a.token });
+      expect(list.status).toBe(200);
+      const byId = new Map((list.body.items as { chatId: string; unreadCount: number }[]).map((c) => [c.chatId, c.unreadCount]));
+      return [read, partly, answered, untouched].map((n) => byId.get(`${n}@s.whatsapp.net`));
+    };
+    const expected = [1, 1, 2, 2];
+    expect(await unreadOf(first)).toEqual(expected);
+    await first.stop();
+
+    const second = await startGateway({ dialect, dataDir, schema, keepSchema: true });
+    try {
+      expect(await unreadOf(second)).toEqual(expected);
+    } finally {
+      await second.stop();
+      if (dialect === 'postgres') await dropSchema(PG_URL, schema);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -188,7 +188,11 @@ export class SandboxChats implements ChatOperations {
     const wasMarked = chat.markedUnread;
     chat.unreadCount = 0;
     chat.markedUnread = false;
-    if (wasMarked) await this.world.saveChats(owner);
+    // Kept, so a restart does not count what was read here as unread again.
+    const newest = chat.messages.at(-1)?.key.id;
+    const moved = newest !== undefined && newest !== chat.readThrough;
+    if (moved) chat.readThrough = newest;
+    if (wasMarked || moved) await this.world.saveChats(owner);
     // Read receipts go to the senders unless this account turned them off (as on the phone).
     if (this.world.account(owner).privacy.readReceipts === 'all') {
       const readTimestamp = this.world.now();

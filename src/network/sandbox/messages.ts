@@ -54,7 +54,7 @@ export class SandboxMessages implements MessageOperations {
   async markRead(chatJid: string, targets: MessageTarget[]): Promise<void> {
     const me = this.me();
     const group = isGroupJid(chatJid);
-    this.updateUnread(me, chatJid, targets);
+    if (this.updateUnread(me, chatJid, targets)) await this.world.saveChats(me);
     // As on the phone: no receipts when this account turned read receipts off.
     if (this.world.account(me).privacy.readReceipts !== 'all') return;
     const readTimestamp = this.world.now();
@@ -138,14 +138,20 @@ export class SandboxMessages implements MessageOperations {
     };
   }
 
-  /** Reading a message reads the chat up to it: only later incoming messages stay unread. */
-  private updateUnread(me: string, chatJid: string, targets: MessageTarget[]): void {
+  /**
+   * Reading a message reads the chat up to it: only later incoming messages stay unread. True when
+   * the chat's read marker moved (the caller stores it).
+   */
+  private updateUnread(me: string, chatJid: string, targets: MessageTarget[]): boolean {
     const chat = this.world.chatsOf(me).get(chatJid);
-    if (!chat || chat.unreadCount === 0) return;
+    if (!chat || chat.unreadCount === 0) return false;
     const ids = new Set(targets.map((t) => t.key.id));
     const newestRead = chat.messages.findLastIndex((m) => ids.has(m.key.id));
-    if (newestRead < 0) return;
+    if (newestRead < 0) return false;
     const after = chat.messages.slice(newestRead + 1).filter((m) => !m.key.fromMe).length;
-    chat.unreadCount = Math.min(chat.unreadCount, after);
+    if (after >= chat.unreadCount) return false;
+    chat.unreadCount = after;
+    chat.readThrough = chat.messages[newestRead]!.key.id;
+    return true;
   }
 }

@@ -8,10 +8,11 @@
  * instances through their hosts, never through sinks.
  *
  * Persistence: accounts, groups, communities, newsletters, chat settings (pin/archive/mute/labels,
- * when a chat was cleared or deleted) and call logs are documents in `sandbox_world`. Chat messages
- * and unread counts live in memory, because they are written on every message and the message store
- * owns messages: after a restart an account's chats are filled again from the store the first time
- * they are used (`hydrate`), leaving out what was cleared or deleted. Like a phone that keeps recent
+ * when a chat was cleared or deleted, the newest message an explicit read reached) and call logs are
+ * documents in `sandbox_world`. Chat messages and unread counts live in memory, because they change
+ * on every message and the message store owns messages: after a restart an account's chats are
+ * filled again from the store the first time they are used (`hydrate`), leaving out what was cleared
+ * or deleted, and their unread counts are counted again from the messages and the read marker. Like a phone that keeps recent
  * messages at hand and older ones on disk, a chat holds its latest `LIMITS.messagesPerChat` messages
  * in memory; a chat that had more (`trimmed`) reads its history from the store (`storedMessages`).
  */
@@ -80,6 +81,12 @@ export interface ChatState {
   labels: string[];
   messageLabels: Record<string, string[]>;
   conversationTimestamp: number | null;
+  /**
+   * The newest message an explicit read reached (POST /chat/markRead, /message/markRead). Writing in
+   * the chat reads it too, without being stored: the read-back after a restart counts the incoming
+   * messages after whichever is later (`unreadAfter`).
+   */
+  readThrough?: string;
   // In memory only:
   unreadCount: number;
   /** The latest messages, oldest first (at most LIMITS.messagesPerChat). */
@@ -198,6 +205,24 @@ const KEEP_BATCH = 500;
 
 /** The newest messages of an account read back from the store after a restart. */
 const HYDRATE_MESSAGES = 5000;
+
+/**
+ * Incoming messages after the chat's last read (oldest first): after the newest message sent from
+ * this account (writing in a chat reads it) or the explicit read marker, whichever is later. A
+ * marker older than every message given leaves them all after it.
+ */
+function unreadAfter(messages: ChatMessage[], readThrough: string | undefined): number {
+  let readUpTo = -1;
+  for (let i = messages.length - 1; i >= 0; i -= 1) {
+    if (messages[i]!.key.fromMe || messages[i]!.key.id === readThrough) {
+      readUpTo = i;
+      break;
+    }
+  }
+  let unread = 0;
+  for (let i = readUpTo + 1; i < messages.length; i += 1) if (!messages[i]!.key.fromMe) unread += 1;
+  return unread;
+}
 
 export class SandboxWorld {
   readonly accounts = new Map<string, AccountState>();
@@ -522,7 +547,8 @@ export class SandboxWorld {
           c.markedUnread ||
           c.labels.length > 0 ||
           Object.keys(c.messageLabels).length > 0 ||
-          c.clearedAt !== undefined,
+          c.clearedAt !== undefined ||
+          c.readThrough !== undefined,
       )
       .map(({ unreadCount: _unread, messages: _messages, trimmed: _trimmed, ...settings }) => settings);
     return this.store.save('chats', owner, { chats, deleted: Object.fromEntries(this.deletedChats.get(owner) ?? []) });
@@ -647,6 +673,7 @@ export class SandboxWorld {
       const seen = new Set(chat.messages.map((m) => m.key.id));
       const older = newestFirst.filter((m) => !seen.has(m.key.id)).reverse();
       const all = [...older, ...chat.messages];
+      chat.unreadCount = unreadAfter(all, chat.readThrough);
       // The read stops at HYDRATE_MESSAGES: a chat may have older messages than it brought.
       if (all.length > LIMITS.messagesPerChat || items.length >= HYDRATE_MESSAGES) chat.trimmed = true;
       chat.messages = all.slice(-LIMITS.messagesPerChat);
