@@ -282,6 +282,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     // WebSocket clients of any process see every event (unless a broker relay does it already).
     if (!channels.relay) bus.addLiveSink(new EventRelay(cluster.topic('events'), hub, log));
     world.span(cluster.topic('sandbox'), log);
+    sandboxWorld.share(cluster.topic('sandbox-world'), log);
   }
   instances.onDeletion(sessions);
   instances.onDeletion({ instanceDeleted: (id) => hub.disconnect(id, 4404, 'instance deleted') });

@@ -18,6 +18,8 @@ export interface WorldDocument {
 /** Where the world keeps its documents; the in-memory twin is for unit tests. */
 export interface WorldStore {
   loadAll(): Promise<WorldDocument[]>;
+  /** One document as stored now (another gateway process may have written it). */
+  load(kind: WorldDocumentKind, id: string): Promise<WorldDocument | undefined>;
   save(kind: WorldDocumentKind, id: string, body: unknown): Promise<void>;
   remove(kind: WorldDocumentKind, id: string): Promise<void>;
 }
@@ -33,6 +35,11 @@ export class SqlWorldStore implements WorldStore {
   async loadAll(): Promise<WorldDocument[]> {
     const rows = await this.db.selectFrom('sandbox_world').selectAll().execute();
     return rows.map((row) => ({ kind: row.kind as WorldDocumentKind, id: row.id, body: JSON.parse(row.body) as unknown }));
+  }
+
+  async load(kind: WorldDocumentKind, id: string): Promise<WorldDocument | undefined> {
+    const row = await this.db.selectFrom('sandbox_world').select('body').where('kind', '=', kind).where('id', '=', id).executeTakeFirst();
+    return row ? { kind, id, body: JSON.parse(row.body) as unknown } : undefined;
   }
 
   save(kind: WorldDocumentKind, id: string, body: unknown): Promise<void> {
@@ -72,6 +79,11 @@ export class MemoryWorldStore implements WorldStore {
 
   loadAll(): Promise<WorldDocument[]> {
     return Promise.resolve([...this.documents.values()].map((doc) => ({ ...doc, body: structuredClone(doc.body) })));
+  }
+
+  load(kind: WorldDocumentKind, id: string): Promise<WorldDocument | undefined> {
+    const doc = this.documents.get(`${kind}:${id}`);
+    return Promise.resolve(doc ? { ...doc, body: structuredClone(doc.body) } : undefined);
   }
 
   save(kind: WorldDocumentKind, id: string, body: unknown): Promise<void> {

@@ -16,7 +16,7 @@
  * messages at hand and older ones on disk, a chat holds its latest `LIMITS.messagesPerChat` messages
  * in memory; a chat that had more (`trimmed`) reads its history from the store (`storedMessages`).
  */
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { messageChangeOf, withEditedText, type MessageChange } from '../payloads.js';
 import {
   isGroupJid,
@@ -38,7 +38,8 @@ import {
 } from '../port.js';
 import { carriesUpdate } from '../message-kinds.js';
 import type { SandboxNetwork } from './network.js';
-import type { WorldDocument, WorldStore } from './world-store.js';
+import type { SandboxSpanTransport } from './span.js';
+import type { WorldDocument, WorldDocumentKind, WorldStore } from './world-store.js';
 
 /**
  * Messages kept in memory per chat (older ones are read from the message store), chats kept per
@@ -206,6 +207,23 @@ const KEEP_BATCH = 500;
 /** The newest messages of an account read back from the store after a restart. */
 const HYDRATE_MESSAGES = 5000;
 
+/** What a chat keeps in the chats document; messages and the unread count stay in memory. */
+type ChatSettings = Omit<ChatState, 'unreadCount' | 'messages' | 'trimmed'>;
+
+/** A chat's settings before anyone changed them. */
+function noSettings() {
+  return {
+    pinnedAt: null,
+    archived: false,
+    mutedUntil: null,
+    markedUnread: false,
+    labels: [] as string[],
+    messageLabels: {} as Record<string, string[]>,
+    clearedAt: undefined,
+    readThrough: undefined,
+  };
+}
+
 /**
  * Incoming messages after the chat's last read (oldest first): after the newest message sent from
  * this account (writing in a chat reads it) or the explicit read marker, whichever is later. A
@@ -235,6 +253,8 @@ export class SandboxWorld {
   private history: StoredHistory | undefined;
   /** owner -> the one read of its chats' messages from the store since start. */
   private readonly hydrations = new Map<string, Promise<void>>();
+  /** Cluster mode (`share`): tells the other processes a document changed. */
+  private announce: ((kind: WorldDocumentKind, id: string) => void) | undefined;
   private readonly calls = new Map<string, CallRecord[]>();
   private readonly presence = new Map<string, PresenceState>();
   /** target number -> numbers subscribed to its presence. */
@@ -257,38 +277,77 @@ export class SandboxWorld {
   }
 
   async load(): Promise<void> {
-    const documents: WorldDocument[] = await this.store.loadAll();
-    for (const doc of documents) {
-      switch (doc.kind) {
-        case 'account': {
-          const account = doc.body as AccountState;
-          this.accounts.set(doc.id, { ...account, privacy: { ...DEFAULT_PRIVACY, ...account.privacy } });
-          // The network names a contact's messages by its profile name (pushName).
-          if (account.pushName) this.network.setName(doc.id, account.pushName);
-          break;
-        }
-        case 'group':
-          this.groups.set(doc.id, doc.body as GroupState);
-          break;
-        case 'community':
-          this.communities.set(doc.id, doc.body as CommunityState);
-          break;
-        case 'newsletter':
-          this.newsletters.set(doc.id, doc.body as NewsletterState);
-          break;
-        case 'chats': {
-          const body = doc.body as { chats: Omit<ChatState, 'unreadCount' | 'messages'>[]; deleted?: Record<string, number> };
-          const chats = new Map<string, ChatState>();
-          for (const saved of body.chats) chats.set(saved.jid, { ...saved, unreadCount: 0, messages: [] });
-          this.chats.set(doc.id, chats);
-          this.deletedChats.set(doc.id, new Map(Object.entries(body.deleted ?? {})));
-          break;
-        }
-        case 'calls':
-          this.calls.set(doc.id, (doc.body as { calls: CallRecord[] }).calls);
-          break;
+    for (const doc of await this.store.loadAll()) this.apply(doc);
+  }
+
+  /**
+   * Cluster mode: the world's documents are shared with the other gateway processes. What this
+   * process stores is announced on `topic`; what another process announces is read again from the
+   * database and replaces the copy here (a chat's messages and unread count, kept in memory, stay).
+   */
+  share(topic: SandboxSpanTransport, log: { warn(details: object, message: string): void }): void {
+    const origin = randomUUID();
+    this.announce = (kind, id) => topic.publish(`${origin}\n${kind}\n${id}`);
+    topic.subscribe((payload) => {
+      const [from, kind, id] = payload.split('\n') as [string, WorldDocumentKind, string];
+      if (from === origin || !id) return;
+      void this.store
+        .load(kind, id)
+        .then((doc) => (doc ? this.apply(doc) : this.forget(kind, id)))
+        .catch((error: unknown) => log.warn({ err: error, kind, id }, 'could not read a sandbox document another process changed'));
+    });
+  }
+
+  private async persist(kind: WorldDocumentKind, id: string, body: unknown): Promise<void> {
+    await this.store.save(kind, id, body);
+    this.announce?.(kind, id);
+  }
+
+  private apply(doc: WorldDocument): void {
+    switch (doc.kind) {
+      case 'account': {
+        const account = doc.body as AccountState;
+        this.accounts.set(doc.id, { ...account, privacy: { ...DEFAULT_PRIVACY, ...account.privacy } });
+        // The network names a contact's messages by its profile name (pushName).
+        if (account.pushName) this.network.setName(doc.id, account.pushName);
+        break;
       }
+      case 'group':
+        this.groups.set(doc.id, doc.body as GroupState);
+        break;
+      case 'community':
+        this.communities.set(doc.id, doc.body as CommunityState);
+        break;
+      case 'newsletter':
+        this.newsletters.set(doc.id, doc.body as NewsletterState);
+        break;
+      case 'chats': {
+        const body = doc.body as { chats: ChatSettings[]; deleted?: Record<string, number> };
+        const chats = this.chatsOf(doc.id);
+        const saved = new Map(body.chats.map((chat) => [chat.jid, chat]));
+        const deleted = new Map(Object.entries(body.deleted ?? {}));
+        for (const [jid, chat] of chats) {
+          // Deleted since its last message here: gone. Not in the document: no settings any more.
+          if ((deleted.get(jid) ?? -1) >= (chat.conversationTimestamp ?? 0) && !saved.has(jid)) chats.delete(jid);
+          else if (!saved.has(jid)) Object.assign(chat, noSettings());
+        }
+        for (const settings of saved.values()) {
+          const chat = chats.get(settings.jid);
+          if (chat) Object.assign(chat, noSettings(), settings);
+          else chats.set(settings.jid, { ...settings, unreadCount: 0, messages: [] });
+        }
+        this.deletedChats.set(doc.id, deleted);
+        break;
+      }
+      case 'calls':
+        this.calls.set(doc.id, (doc.body as { calls: CallRecord[] }).calls);
+        break;
     }
+  }
+
+  /** A document another process removed (only newsletters are ever removed). */
+  private forget(kind: WorldDocumentKind, id: string): void {
+    if (kind === 'newsletter') this.newsletters.delete(id);
   }
 
   // --- sessions and events ---
@@ -346,7 +405,12 @@ export class SandboxWorld {
     switch (event.type) {
       case 'CONNECTION': {
         const { status, number } = event.data;
-        if (status === 'CONNECTED' && number !== undefined) entry.number = number;
+        if (status === 'CONNECTED' && number !== undefined) {
+          entry.number = number;
+          // Cluster mode: the other processes learn the number is on the network from its account
+          // document (it is announced, and loaded at their next start).
+          if (this.announce) this.saveAccount(this.account(number)).catch(() => undefined);
+        }
         if (status === 'LOGGED_OUT') entry.number = null;
         return;
       }
@@ -421,7 +485,7 @@ export class SandboxWorld {
   }
 
   saveAccount(account: AccountState): Promise<void> {
-    return this.store.save('account', account.number, account);
+    return this.persist('account', account.number, account);
   }
 
   /** On the sandbox network: linked to an instance now, given an account, named, or seen sending. */
@@ -517,19 +581,7 @@ export class SandboxWorld {
     const chats = this.chatsOf(owner);
     let chat = chats.get(jid);
     if (!chat) {
-      chat = {
-        jid,
-        kind: chatKindOf(jid),
-        pinnedAt: null,
-        archived: false,
-        mutedUntil: null,
-        markedUnread: false,
-        labels: [],
-        messageLabels: {},
-        conversationTimestamp: null,
-        unreadCount: 0,
-        messages: [],
-      };
+      chat = { jid, kind: chatKindOf(jid), ...noSettings(), conversationTimestamp: null, unreadCount: 0, messages: [] };
       chats.set(jid, chat);
       if (chats.size > LIMITS.chatsPerAccount) this.evictChats(chats, jid);
     }
@@ -551,7 +603,7 @@ export class SandboxWorld {
           c.readThrough !== undefined,
       )
       .map(({ unreadCount: _unread, messages: _messages, trimmed: _trimmed, ...settings }) => settings);
-    return this.store.save('chats', owner, { chats, deleted: Object.fromEntries(this.deletedChats.get(owner) ?? []) });
+    return this.persist('chats', owner, { chats, deleted: Object.fromEntries(this.deletedChats.get(owner) ?? []) });
   }
 
   /** Deletes a chat of `owner`: it comes back with its next message, without the older ones. */
@@ -730,7 +782,7 @@ export class SandboxWorld {
   }
 
   saveCalls(number: string): Promise<void> {
-    return this.store.save('calls', number, { calls: this.callsOf(number) });
+    return this.persist('calls', number, { calls: this.callsOf(number) });
   }
 
   private recordCall(owner: string, data: Record<string, unknown>): void {
@@ -781,20 +833,21 @@ export class SandboxWorld {
   // --- groups, communities, newsletters ---
 
   saveGroup(group: GroupState): Promise<void> {
-    return this.store.save('group', group.groupId, group);
+    return this.persist('group', group.groupId, group);
   }
 
   saveCommunity(community: CommunityState): Promise<void> {
-    return this.store.save('community', community.communityId, community);
+    return this.persist('community', community.communityId, community);
   }
 
   saveNewsletter(newsletter: NewsletterState): Promise<void> {
-    return this.store.save('newsletter', newsletter.newsletterId, newsletter);
+    return this.persist('newsletter', newsletter.newsletterId, newsletter);
   }
 
   async removeNewsletter(newsletterId: string): Promise<void> {
     this.newsletters.delete(newsletterId);
     await this.store.remove('newsletter', newsletterId);
+    this.announce?.('newsletter', newsletterId);
   }
 
   newGroupId(): string {

@@ -1,0 +1,96 @@
+/**
+ * The sandbox world in cluster mode: a group made or changed by an instance held by one process is
+ * seen by a member held by another process (its documents are announced and read again there).
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dropSchema } from '../src/storage/db.js';
+import {
+  PG_URL,
+  clusterEnv,
+  connectedInstance,
+  newSchemaName,
+  startGateway,
+  uniqueNumber,
+  waitFor,
+  type TestGateway,
+  type TestInstance,
+} from './support/gateway.js';
+
+const schema = newSchemaName();
+const env = clusterEnv();
+
+describe('the sandbox world across the processes of a cluster', () => {
+  const gateways: TestGateway[] = [];
+  let db: pg.Pool;
+  let a: TestInstance;
+  let b: TestInstance;
+  let owners: Map<string, string>;
+
+  beforeAll(async () => {
+    db = new pg.Pool({ connectionString: PG_URL, max: 2 });
+    for (let i = 0; i < 2; i += 1) gateways.push(await startGateway({ dialect: 'postgres', schema, keepSchema: true, env }));
+    await waitFor(
+      async () => ((await db.query(`select count(*)::int as n from "${schema}".cluster_nodes`)).rows[0].n === 2 ? true : undefined),
+      30_000,
+      'two nodes announced',
+    );
+    const instances: TestInstance[] = [];
+    for (let i = 0; i < 8; i += 1) instances.push(await connectedInstance(gateways[i % 2]!, uniqueNumber()));
+    // Two instances held by different processes.
+    owners = await waitFor(async () => {
+      const { rows } = await db.query<{ instance_id: string; owner: string }>(`select instance_id, owner from "${schema}".instance_leases`);
+      const map = new Map(rows.map((row) => [row.instance_id, row.owner]));
+      return instances.every((i) => map.get(i.id)) ? map : undefined;
+    }, 10_000, 'every instance leased');
+    a = instances[0]!;
+    const other = instances.find((i) => owners.get(i.id) !== owners.get(a.id));
+    if (!other) throw new Error('all eight instances are held by one process');
+    b = other;
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const gw of gateways) await gw.stop().catch(() => undefined);
+    await db.end();
+    await dropSchema(PG_URL, schema);
+  }, 60_000);
+
+  it("a member held elsewhere sees the group made by another process's instance, and its changes", async () => {
+    const made = await gateways[0]!.api('POST', '/api/v1/group/create', { key: a.token, body: { subject: 'Across', participants: [b.number] } });
+    expect(made.status).toBe(201);
+    const { group, results } = made.body as { group: { groupId: string }; results: { status: string }[] };
+    const groupId = group.groupId;
+    // The member's number, linked in the other process, is known here.
+    expect(results.map((r) => r.status)).toEqual(['ok']);
+    const subjectSeenBy = async (gw: TestGateway) => {
+      const info = await gw.api('GET', `/api/v1/group/info?groupId=${encodeURIComponent(groupId)}`, { key: b.token });
+      return info.status === 200 ? (info.body as { subject: string }).subject : info.status;
+    };
+    await waitFor(async () => ((await subjectSeenBy(gateways[1]!)) === 'Across' ? true : undefined), 10_000, 'the member sees the group');
+    expect(
+      (await gateways[1]!.api('POST', '/api/v1/group/subject', { key: a.token, body: { groupId, subject: 'Renamed' } })).status,
+    ).toBe(200);
+    await waitFor(async () => ((await subjectSeenBy(gateways[0]!)) === 'Renamed' ? true : undefined), 10_000, 'the member sees the change');
+  });
+
+  it("a chat's settings go with its instance to the process that takes it over", async () => {
+    expect((await gateways[0]!.api('POST', '/api/v1/send/text', { key: a.token, body: { number: b.number, text: 'hello b' } })).status).toBe(200);
+    // The message crosses to b's process, where b's chat with a appears; b pins it.
+    await waitFor(
+      async () => ((await gateways[0]!.api('POST', '/api/v1/chat/pin', { key: b.token, body: { chatId: a.number } })).status === 200 ? true : undefined),
+      10_000,
+      "b's chat with a pinned",
+    );
+    // The process holding b leaves; the other takes b over and answers with what b's process stored.
+    const holder = gateways.find((gw) => gw.cluster!.node.nodeId === owners.get(b.id))!;
+    const remaining = gateways.find((gw) => gw !== holder)!;
+    await holder.stop();
+    gateways.splice(gateways.indexOf(holder), 1);
+    const chat = await waitFor(async () => {
+      const list = await remaining.api('GET', '/api/v1/chat/list', { key: b.token });
+      if (list.status !== 200) return undefined;
+      return (list.body.items as { chatId: string; pinned: boolean }[]).find((c) => c.chatId === `${a.number}@s.whatsapp.net`);
+    }, 20_000, "b's chats served by the remaining process");
+    expect(chat.pinned).toBe(true);
+  });
+});
