@@ -2,45 +2,32 @@
  * The sandbox world in cluster mode: a group made or changed by an instance held by one process is
  * seen by a member held by another process (its documents are announced and read again there).
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropSchema } from '../src/storage/db.js';
 import {
-  PG_URL,
-  clusterEnv,
   connectedInstance,
-  newSchemaName,
-  startGateway,
+  startCluster,
   uniqueNumber,
   waitFor,
+  type TestCluster,
   type TestGateway,
   type TestInstance,
 } from './support/gateway.js';
 
-const schema = newSchemaName();
-const env = clusterEnv();
-
 describe('the sandbox world across the processes of a cluster', () => {
-  const gateways: TestGateway[] = [];
-  let db: pg.Pool;
+  let cluster: TestCluster;
+  let gateways: TestGateway[];
   let a: TestInstance;
   let b: TestInstance;
   let owners: Map<string, string>;
 
   beforeAll(async () => {
-    db = new pg.Pool({ connectionString: PG_URL, max: 2 });
-    for (let i = 0; i < 2; i += 1) gateways.push(await startGateway({ dialect: 'postgres', schema, keepSchema: true, env }));
-    await waitFor(
-      async () => ((await db.query(`select count(*)::int as n from "${schema}".cluster_nodes`)).rows[0].n === 2 ? true : undefined),
-      30_000,
-      'two nodes announced',
-    );
+    cluster = await startCluster(2);
+    gateways = cluster.gateways;
     const instances: TestInstance[] = [];
     for (let i = 0; i < 8; i += 1) instances.push(await connectedInstance(gateways[i % 2]!, uniqueNumber()));
     // Two instances held by different processes.
     owners = await waitFor(async () => {
-      const { rows } = await db.query<{ instance_id: string; owner: string }>(`select instance_id, owner from "${schema}".instance_leases`);
-      const map = new Map(rows.map((row) => [row.instance_id, row.owner]));
+      const map = await cluster.owners();
       return instances.every((i) => map.get(i.id)) ? map : undefined;
     }, 10_000, 'every instance leased');
     a = instances[0]!;
@@ -49,11 +36,7 @@ describe('the sandbox world across the processes of a cluster', () => {
     b = other;
   }, 60_000);
 
-  afterAll(async () => {
-    for (const gw of gateways) await gw.stop().catch(() => undefined);
-    await db.end();
-    await dropSchema(PG_URL, schema);
-  }, 60_000);
+  afterAll(() => cluster.stop(), 60_000);
 
   it("a member held elsewhere sees the group made by another process's instance, and its changes", async () => {
     const made = await gateways[0]!.api('POST', '/api/v1/group/create', { key: a.token, body: { subject: 'Across', participants: [b.number] } });

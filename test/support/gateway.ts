@@ -1,5 +1,6 @@
 /** Starts a real gateway in-process on a free port, against SQLite or PostgreSQL, for end-to-end tests. */
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import WebSocket from 'ws';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -63,6 +64,56 @@ export function clusterEnv(overrides: Record<string, string> = {}): Record<strin
     KV_STORE_PREFIX: `wgc${randomBytes(3).toString('hex')}:`,
     ...overrides,
   };
+}
+
+/** Gateways in cluster mode on one fresh PostgreSQL schema (`startCluster`). */
+export interface TestCluster {
+  gateways: TestGateway[];
+  schema: string;
+  /** Rows of a query on the cluster's database (write "${schema}".table). */
+  query<T extends object>(text: string): Promise<T[]>;
+  /** Which node holds each leased instance now. */
+  owners(): Promise<Map<string, string>>;
+  stop(): Promise<void>;
+}
+
+/** Starts `count` gateways in cluster mode on a fresh schema; resolves once all are members and one leads. */
+export async function startCluster(count: number, env: Record<string, string> = clusterEnv()): Promise<TestCluster> {
+  const schema = newSchemaName();
+  const db = new pg.Pool({ connectionString: PG_URL, max: 2 });
+  const gateways: TestGateway[] = [];
+  const query = async <T extends object>(text: string) => (await db.query<T>(text)).rows;
+  const cluster: TestCluster = {
+    gateways,
+    schema,
+    query,
+    async owners() {
+      const rows = await query<{ instance_id: string; owner: string }>(`select instance_id, owner from "${schema}".instance_leases`);
+      return new Map(rows.map((row) => [row.instance_id, row.owner]));
+    },
+    async stop() {
+      for (const gw of gateways) await gw.stop().catch(() => undefined);
+      await db.end();
+      await dropSchema(PG_URL, schema);
+    },
+  };
+  try {
+    for (let i = 0; i < count; i += 1) gateways.push(await startGateway({ dialect: 'postgres', schema, keepSchema: true, env }));
+    await waitFor(
+      async () => {
+        const [nodes] = await query<{ n: number; leaders: number }>(
+          `select count(*)::int as n, count(*) filter (where leader)::int as leaders from "${schema}".cluster_nodes`,
+        );
+        return nodes!.n === count && nodes!.leaders === 1 ? true : undefined;
+      },
+      30_000,
+      `${count} cluster members, one leading`,
+    );
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+  return cluster;
 }
 
 export function newSchemaName(): string {

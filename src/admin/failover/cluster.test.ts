@@ -2,28 +2,22 @@
  * Failover groups in cluster mode: a group created, changed, given a new token or deleted through
  * one process (the leader serves admin routes) is used the same way through every process.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  PG_URL,
   clusterEnv,
   connectedInstance,
-  newSchemaName,
-  startGateway,
+  startCluster,
   uniqueName,
   uniqueNumber,
   waitFor,
+  type TestCluster,
   type TestGateway,
   type TestInstance,
 } from '../../../test/support/gateway.js';
-import { dropSchema } from '../../storage/db.js';
-
-const schema = newSchemaName();
-const env = clusterEnv({ TOKEN_GRACE_SECONDS: '3600' });
 
 describe('failover groups across the processes of a cluster', () => {
-  const gateways: TestGateway[] = [];
-  let db: pg.Pool;
+  let cluster: TestCluster;
+  let gateways: TestGateway[];
   let first: TestInstance;
   let second: TestInstance;
 
@@ -38,24 +32,13 @@ describe('failover groups across the processes of a cluster', () => {
   }
 
   beforeAll(async () => {
-    db = new pg.Pool({ connectionString: PG_URL, max: 2 });
-    for (let i = 0; i < 2; i += 1) gateways.push(await startGateway({ dialect: 'postgres', schema, keepSchema: true, env }));
-    await waitFor(
-      async () =>
-        (await db.query(`select count(*)::int as n, count(*) filter (where leader)::int as leaders from "${schema}".cluster_nodes`)).rows[0]
-          .leaders === 1 || undefined,
-      30_000,
-      'a leader among two nodes',
-    );
+    cluster = await startCluster(2, clusterEnv({ TOKEN_GRACE_SECONDS: '3600' }));
+    gateways = cluster.gateways;
     first = await connectedInstance(gateways[0]!, uniqueNumber());
     second = await connectedInstance(gateways[1]!, uniqueNumber());
   }, 60_000);
 
-  afterAll(async () => {
-    for (const gw of gateways) await gw.stop().catch(() => undefined);
-    await db.end();
-    await dropSchema(PG_URL, schema);
-  }, 60_000);
+  afterAll(() => cluster.stop(), 60_000);
 
   it('create, change, rotate and delete through one process; every process follows', async () => {
     const created = await gateways[1]!.api('POST', '/api/v1/admin/failover-groups', {
