@@ -26,10 +26,14 @@ describe('the sandbox world across the processes of a cluster', () => {
     const instances: TestInstance[] = [];
     for (let i = 0; i < 8; i += 1) instances.push(await connectedInstance(gateways[i % 2]!, uniqueNumber()));
     // Two instances held by different processes.
-    owners = await waitFor(async () => {
-      const map = await cluster.owners();
-      return instances.every((i) => map.get(i.id)) ? map : undefined;
-    }, 10_000, 'every instance leased');
+    owners = await waitFor(
+      async () => {
+        const map = await cluster.owners();
+        return instances.every((i) => map.get(i.id)) ? map : undefined;
+      },
+      10_000,
+      'every instance leased',
+    );
     a = instances[0]!;
     const other = instances.find((i) => owners.get(i.id) !== owners.get(a.id));
     if (!other) throw new Error('all eight instances are held by one process');
@@ -39,7 +43,10 @@ describe('the sandbox world across the processes of a cluster', () => {
   afterAll(() => cluster.stop(), 60_000);
 
   it("a member held elsewhere sees the group made by another process's instance, and its changes", async () => {
-    const made = await gateways[0]!.api('POST', '/api/v1/group/create', { key: a.token, body: { subject: 'Across', participants: [b.number] } });
+    const made = await gateways[0]!.api('POST', '/api/v1/group/create', {
+      key: a.token,
+      body: { subject: 'Across', participants: [b.number] },
+    });
     expect(made.status).toBe(201);
     const { group, results } = made.body as { group: { groupId: string }; results: { status: string }[] };
     const groupId = group.groupId;
@@ -50,17 +57,22 @@ describe('the sandbox world across the processes of a cluster', () => {
       return info.status === 200 ? (info.body as { subject: string }).subject : info.status;
     };
     await waitFor(async () => ((await subjectSeenBy(gateways[1]!)) === 'Across' ? true : undefined), 10_000, 'the member sees the group');
-    expect(
-      (await gateways[1]!.api('POST', '/api/v1/group/subject', { key: a.token, body: { groupId, subject: 'Renamed' } })).status,
-    ).toBe(200);
+    expect((await gateways[1]!.api('POST', '/api/v1/group/subject', { key: a.token, body: { groupId, subject: 'Renamed' } })).status).toBe(
+      200,
+    );
     await waitFor(async () => ((await subjectSeenBy(gateways[0]!)) === 'Renamed' ? true : undefined), 10_000, 'the member sees the change');
   });
 
   it("a chat's settings go with its instance to the process that takes it over", async () => {
-    expect((await gateways[0]!.api('POST', '/api/v1/send/text', { key: a.token, body: { number: b.number, text: 'hello b' } })).status).toBe(200);
+    expect(
+      (await gateways[0]!.api('POST', '/api/v1/send/text', { key: a.token, body: { number: b.number, text: 'hello b' } })).status,
+    ).toBe(200);
     // The message crosses to b's process, where b's chat with a appears; b pins it.
     await waitFor(
-      async () => ((await gateways[0]!.api('POST', '/api/v1/chat/pin', { key: b.token, body: { chatId: a.number } })).status === 200 ? true : undefined),
+      async () =>
+        (await gateways[0]!.api('POST', '/api/v1/chat/pin', { key: b.token, body: { chatId: a.number } })).status === 200
+          ? true
+          : undefined,
       10_000,
       "b's chat with a pinned",
     );
@@ -69,11 +81,15 @@ describe('the sandbox world across the processes of a cluster', () => {
     const remaining = gateways.find((gw) => gw !== holder)!;
     await holder.stop();
     gateways.splice(gateways.indexOf(holder), 1);
-    const chat = await waitFor(async () => {
-      const list = await remaining.api('GET', '/api/v1/chat/list', { key: b.token });
-      if (list.status !== 200) return undefined;
-      return (list.body.items as { chatId: string; pinned: boolean }[]).find((c) => c.chatId === `${a.number}@s.whatsapp.net`);
-    }, 20_000, "b's chats served by the remaining process");
+    const chat = await waitFor(
+      async () => {
+        const list = await remaining.api('GET', '/api/v1/chat/list', { key: b.token });
+        if (list.status !== 200) return undefined;
+        return (list.body.items as { chatId: string; pinned: boolean }[]).find((c) => c.chatId === `${a.number}@s.whatsapp.net`);
+      },
+      20_000,
+      "b's chats served by the remaining process",
+    );
     expect(chat.pinned).toBe(true);
   });
 });

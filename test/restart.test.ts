@@ -136,10 +136,14 @@ describe.each(DIALECTS)('restart on %s', (dialect) => {
     await says(first, partly, 'p1');
     const p2 = await says(first, partly, 'p2');
     await says(first, partly, 'p3');
-    expect((await first.api('POST', '/api/v1/message/read', { key: a.token, body: { chatId: partly, messageIds: [p2] } })).status).toBe(200);
+    expect((await first.api('POST', '/api/v1/message/read', { key: a.token, body: { chatId: partly, messageIds: [p2] } })).status).toBe(
+      200,
+    );
     // Answered (writing in a chat reads it), then two more arrive.
     await says(first, answered, 'a1');
-    expect((await first.api('POST', '/api/v1/send/text', { key: a.token, body: { number: answered, text: 'my answer' } })).status).toBe(200);
+    expect((await first.api('POST', '/api/v1/send/text', { key: a.token, body: { number: answered, text: 'my answer' } })).status).toBe(
+      200,
+    );
     await says(first, answered, 'a2');
     await says(first, answered, 'a3');
     // Never read.

@@ -55,10 +55,14 @@ describe('failover groups across the processes of a cluster', () => {
       body: { members: [second.id] },
     });
     expect(changed.status).toBe(200);
-    await waitFor(async () => {
-      const senders = await sendersThroughEach(token);
-      return senders.every((id) => id === second.id) || undefined;
-    }, 10_000, 'every process sends through the changed members');
+    await waitFor(
+      async () => {
+        const senders = await sendersThroughEach(token);
+        return senders.every((id) => id === second.id) || undefined;
+      },
+      10_000,
+      'every process sends through the changed members',
+    );
 
     const rotated = await gateways[0]!.api('POST', `/api/v1/admin/failover-groups/${groupId}/rotate-token`, { key: gateways[0]!.adminKey });
     expect(rotated.status).toBe(200);
@@ -68,9 +72,13 @@ describe('failover groups across the processes of a cluster', () => {
     expect(await sendersThroughEach(token)).toEqual([second.id, second.id]);
 
     expect((await gateways[1]!.api('DELETE', `/api/v1/admin/failover-groups/${groupId}`, { key: gateways[1]!.adminKey })).status).toBe(200);
-    await waitFor(async () => {
-      const refused = [...(await sendersThroughEach(newToken)), ...(await sendersThroughEach(token))];
-      return refused.every((status) => status === 401) || undefined;
-    }, 10_000, 'both tokens refused by every process');
+    await waitFor(
+      async () => {
+        const refused = [...(await sendersThroughEach(newToken)), ...(await sendersThroughEach(token))];
+        return refused.every((status) => status === 401) || undefined;
+      },
+      10_000,
+      'both tokens refused by every process',
+    );
   });
 });
