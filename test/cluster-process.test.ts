@@ -73,6 +73,17 @@ async function startProcess(): Promise<Proc> {
   return proc;
 }
 
+/** The error lines the gateway processes logged (what to read when a request answered 5xx). */
+function errorLines(): string[] {
+  return all.flatMap((proc) =>
+    proc.output
+      .join('')
+      .split('\n')
+      .filter((line) => /"level":(50|60)/.test(line))
+      .map((line) => `${proc.pid}: ${line.slice(0, 2000)}`),
+  );
+}
+
 /** The node id embeds the pid (`<host>-<pid>-<hex>`). */
 function pidOf(owner: string): number {
   return Number(owner.split('-').at(-2));
@@ -389,6 +400,7 @@ describe('cluster mode with real processes on PostgreSQL and Redis', () => {
       `[cluster-process] kill -9: ${orphaned.length} instances re-homed in ${rehomeMs} ms; accepted ${load.accepted.size}, retried ${load.retries}, ` +
         `in flight at the kill ${inFlightAtKill}, duplicates by eventId ${dup.byEventId}, by key id ${dup.byKeyId}, outcome unknown (502) ${load.unknown}, unexpected ${load.unexpected.length}`,
     );
+    if (load.unexpected.length > 0) console.log(`[cluster-process] errors logged:\n${errorLines().join('\n')}`);
     expect(load.unexpected).toEqual([]);
     // Only requests that reached the dead process around its death end with an unknown outcome: at
     // most two per client worker (the one in flight at the kill, one sent on a pooled connection
@@ -434,6 +446,7 @@ describe('cluster mode with real processes on PostgreSQL and Redis', () => {
       `[cluster-process] rolling restart: steps ${timings.join(', ')} ms; accepted ${load.accepted.size}, retried ${load.retries}, ` +
         `duplicates (whole file) by eventId ${dup.byEventId}, by key id ${dup.byKeyId}`,
     );
+    if (load.unexpected.length > 0) console.log(`[cluster-process] errors logged:\n${errorLines().join('\n')}`);
     expect(load.unexpected.slice(0, 5)).toEqual([]);
   });
 
