@@ -59,9 +59,13 @@ export class ClusterRepo {
 
   /** Extends every lease `nodeId` holds; answers those it still holds (one statement for all). */
   async renew(nodeId: string, leaseMs: number): Promise<HeldLease[]> {
+    // Rows are locked in instance id order, as the fence (`stale`) and `claim` lock them: a renewal
+    // locking in table order deadlocked with a tick's fence holding some of the same rows.
     const { rows } = await sql<{ instance_id: string; epoch: string | number }>`
       update instance_leases set expires_at = ${NOW} + ${leaseMs}
-      where owner = ${nodeId} and expires_at > ${NOW}
+      where instance_id in (
+        select instance_id from instance_leases where owner = ${nodeId} and expires_at > ${NOW} order by instance_id for update
+      )
       returning instance_id, epoch`.execute(this.db);
     return rows.map((row) => ({ instanceId: row.instance_id, epoch: Number(row.epoch) }));
   }
@@ -72,6 +76,7 @@ export class ClusterRepo {
     // then only the process it prefers takes it, instead of whichever process ticks first).
     await sql`insert into instance_leases (instance_id, owner, epoch, expires_at)
       select i.id, null, 0, ${NOW} from instances i where not exists (select 1 from instance_leases l where l.instance_id = i.id)
+      order by i.id
       on conflict (instance_id) do nothing`.execute(this.db);
     const { rows } = await sql<{ id: string; owner: string | null; epoch: string | number | null; free: boolean; long_free: boolean }>`
       select i.id, l.owner, l.epoch,
@@ -107,6 +112,7 @@ export class ClusterRepo {
       insert into instance_leases (instance_id, owner, epoch, expires_at)
       select id, ${nodeId}, 1, ${NOW} + ${leaseMs} from unnest(${instanceIds}::text[]) as wanted(id)
         where exists (select 1 from instances where instances.id = wanted.id)
+        order by id
       on conflict (instance_id) do update set owner = excluded.owner, epoch = instance_leases.epoch + 1, expires_at = excluded.expires_at
         where instance_leases.owner is null or instance_leases.expires_at <= ${NOW}
       returning instance_id, epoch`.execute(this.db);
