@@ -369,7 +369,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     version: VERSION,
     startedAt,
     sleep,
-    ...(cluster ? { clusterTopic: (name: string) => cluster.topic(name) } : {}),
+    ...(cluster ? { clusterTopic: (name: string) => cluster.topic(name), clusterForwarding: cluster.routing } : {}),
   };
   const modules: GatewayModule[] = [];
   // GET /instance/health serves the shared score service (ModuleDeps carries only its HealthSource face).

@@ -8,6 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Clock } from './clock.js';
 import type { ClusterTopic } from './cluster/channel.js';
+import type { ClusterForwarding } from './cluster/routing.js';
 import type { Config } from './config.js';
 import type { EventBus } from './events/bus.js';
 import type { OutboxDispatcher } from './events/dispatcher.js';
@@ -75,6 +76,8 @@ export interface ModuleDeps {
   sleep: (ms: number) => Promise<void>;
   /** Cluster mode only: a topic between the gateway's processes (Redis pub/sub, best-effort). */
   clusterTopic?: (name: string) => ClusterTopic;
+  /** Cluster mode only: requests other processes passed on, and passing a refused one to its instance's owner. */
+  clusterForwarding?: ClusterForwarding;
 }
 
 export interface GatewayModule {

@@ -16,7 +16,7 @@ const routing = new ClusterRouting(secret, { place: () => Promise.resolve({ here
 let owner: FastifyInstance;
 let front: FastifyInstance;
 let ownerUrl: string;
-const seen: { proof: boolean; hops: unknown; body: unknown; forwardedFor: unknown }[] = [];
+const seen: { proof: boolean; hops: unknown; body: unknown; forwardedFor: unknown; pinned: unknown }[] = [];
 
 beforeAll(async () => {
   owner = Fastify();
@@ -26,6 +26,7 @@ beforeAll(async () => {
       hops: request.headers[HOPS_HEADER],
       body: request.body,
       forwardedFor: request.headers['x-forwarded-for'],
+      pinned: request.headers['x-waygate-failover-member'],
     });
     return reply.code(201).header('x-answer', 'yes').send({ got: request.body });
   });
@@ -58,6 +59,22 @@ describe('forwarding between cluster processes', () => {
     expect(res.headers['x-answer']).toBe('yes');
     expect(res.json()).toEqual({ got: { a: 1 } });
     expect(seen.at(-1)).toMatchObject({ proof: true, hops: '1', body: { a: 1 } });
+  });
+
+  it("a client's x-waygate-* headers are not passed on (only the forwarding process sets them)", async () => {
+    const res = await front.inject({
+      method: 'POST',
+      url: '/echo',
+      headers: {
+        'x-target': ownerUrl,
+        'content-type': 'application/json',
+        'x-waygate-failover-member': 'chosen-by-the-client',
+        [HOPS_HEADER]: '2',
+      },
+      payload: {},
+    });
+    expect(res.statusCode).toBe(201);
+    expect(seen.at(-1)).toMatchObject({ proof: true, hops: '1', pinned: undefined });
   });
 
   it('a forged or missing proof is not a forwarded request', () => {

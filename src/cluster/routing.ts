@@ -14,21 +14,12 @@ import type { Placement, RequestRouting } from '../http/auth.js';
 
 export const PROOF_HEADER = 'x-waygate-cluster';
 export const HOPS_HEADER = 'x-waygate-hops';
+/** Headers between the processes (the proof, hops, what `forwardWith` adds) start so; a client's are dropped. */
+const CLUSTER_HEADER_PREFIX = 'x-waygate-';
 const MAX_HOPS = 3;
 
 /** Headers that belong to one connection, not to the request (RFC 9110 §7.6.1), plus the ones rewritten here. */
-const NOT_PASSED = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'host',
-  PROOF_HEADER,
-  HOPS_HEADER,
-]);
+const NOT_PASSED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host']);
 
 /** Connection errors that mean the request never reached the other process. */
 const NOT_REACHED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
@@ -46,10 +37,14 @@ export interface RoutingTarget {
   leaderPlacement(): Placement | undefined;
 }
 
+/** What a feature module uses of the routing (failover groups: a member held by another process). */
+export type ClusterForwarding = Pick<ClusterRouting, 'forwarded' | 'forwardWith'>;
+
 export class ClusterRouting implements RequestRouting {
   private readonly proof: Buffer;
   private readonly agent: Agent;
-  private readonly refusals = new WeakMap<Error, string>();
+  /** Refusals for instances held elsewhere: the instance, and headers its owner gets with the request. */
+  private readonly refusals = new WeakMap<Error, { instanceId: string; headers?: Record<string, string> }>();
 
   constructor(
     secret: string,
@@ -88,8 +83,26 @@ export class ClusterRouting implements RequestRouting {
   /** The refusal a session lookup throws for an instance held elsewhere (serveElsewhere recognises it). */
   refusal(instanceId: string): AppError {
     const error = errors.instanceMoving(instanceId, 1);
-    this.refusals.set(error, instanceId);
+    this.refusals.set(error, { instanceId });
     return error;
+  }
+
+  /**
+   * `error` is a refusal for an instance held elsewhere and `request` can be served there: when the
+   * error reaches the error handler the request goes to the owner with `headers` (named
+   * `x-waygate-...`) added. False when it cannot go (not such a refusal, a body that is not
+   * JSON, too many hops): the caller handles the refusal itself.
+   */
+  forwardWith(error: unknown, request: FastifyRequest, headers: Record<string, string>): boolean {
+    const refused = error instanceof Error ? this.refusals.get(error) : undefined;
+    if (!refused || !this.forwardable(request)) return false;
+    refused.headers = headers;
+    return true;
+  }
+
+  private forwardable(request: FastifyRequest): boolean {
+    const json = (request.headers['content-type'] ?? '').includes('json');
+    return this.hops(request) < MAX_HOPS && (request.body === undefined || request.body === null || json);
   }
 
   /**
@@ -99,23 +112,27 @@ export class ClusterRouting implements RequestRouting {
    * not JSON, or when the instance cannot be placed now.
    */
   async serveElsewhere(error: AppError, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-    const instanceId = this.refusals.get(error);
-    if (instanceId === undefined || reply.sent) return false;
-    const hops = this.hops(request);
-    const json = (request.headers['content-type'] ?? '').includes('json');
-    if (hops >= MAX_HOPS || (request.body !== undefined && request.body !== null && !json)) return false;
-    const where = await this.target.place(instanceId, hops).catch(() => undefined);
+    const refused = this.refusals.get(error);
+    if (refused === undefined || reply.sent || !this.forwardable(request)) return false;
+    const where = await this.target.place(refused.instanceId, this.hops(request)).catch(() => undefined);
     if (!where || where.here) return false;
     const body = request.body === undefined || request.body === null ? null : JSON.stringify(request.body);
-    await this.forward(request, reply, where.address, body);
+    await this.forward(request, reply, where.address, body, refused.headers);
     return true;
   }
 
-  async forward(request: FastifyRequest, reply: FastifyReply, address: string, parsed?: string | null): Promise<FastifyReply> {
+  async forward(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    address: string,
+    parsed?: string | null,
+    added: Record<string, string> = {},
+  ): Promise<FastifyReply> {
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(request.headers)) {
-      if (value !== undefined && !NOT_PASSED.has(name)) headers[name] = value;
+      if (value !== undefined && !NOT_PASSED.has(name) && !name.startsWith(CLUSTER_HEADER_PREFIX)) headers[name] = value;
     }
+    Object.assign(headers, added);
     headers[PROOF_HEADER] = this.proof.toString();
     headers[HOPS_HEADER] = String(this.hops(request) + 1);
     headers['x-forwarded-for'] = [request.headers['x-forwarded-for'], request.ip].filter(Boolean).join(', ');

@@ -81,4 +81,30 @@ describe('failover groups across the processes of a cluster', () => {
       'both tokens refused by every process',
     );
   });
+
+  it('members held by different processes share the sends (round-robin), through every process', async () => {
+    const instances: TestInstance[] = [];
+    for (let i = 0; i < 6; i += 1) instances.push(await connectedInstance(gateways[i % 2]!, uniqueNumber()));
+    const owners = await waitFor(
+      async () => {
+        const map = await cluster.owners();
+        return instances.every((i) => map.get(i.id)) ? map : undefined;
+      },
+      10_000,
+      'every instance leased',
+    );
+    const here = instances[0]!;
+    const elsewhere = instances.find((i) => owners.get(i.id) !== owners.get(here.id));
+    if (!elsewhere) throw new Error('all six instances are held by one process');
+    const created = await gateways[0]!.api('POST', '/api/v1/admin/failover-groups', {
+      key: gateways[0]!.adminKey,
+      body: { name: uniqueName('group'), members: [here.id, elsewhere.id], policy: 'round-robin', sticky: false },
+    });
+    expect(created.status).toBe(201);
+    const senders: (string | number)[] = [];
+    for (let i = 0; i < 4; i += 1) senders.push(...(await sendersThroughEach((created.body as { token: string }).token)));
+    // One process picks (the first member's); the other member's turns are sent by its own process.
+    expect(senders.filter((s) => s === here.id)).toHaveLength(4);
+    expect(senders.filter((s) => s === elsewhere.id)).toHaveLength(4);
+  });
 });

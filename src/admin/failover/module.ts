@@ -38,6 +38,7 @@ export const failoverModule: ModuleFactory = async (deps) => {
       deps.bus.addDurableSink(new GroupWebhookSink(groupId, failover, webhook));
     },
     ...(changes ? { changed: () => changes.publish(origin) } : {}),
+    ...(deps.clusterForwarding ? { forwarding: deps.clusterForwarding } : {}),
   });
   await failover.loadAll();
   const reload = (why: string) =>

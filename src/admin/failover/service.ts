@@ -13,6 +13,7 @@ import { newId, randomToken, type Clock } from '../../clock.js';
 import { AppError, errors } from '../../errors.js';
 import type { Instance, InstanceService } from '../../instance-registry/service.js';
 import { hashToken } from '../../instance-registry/tokens.js';
+import type { ClusterForwarding } from '../../cluster/routing.js';
 import type { HealthSource } from '../../modules.js';
 import type { OutgoingMessage } from '../../network/port.js';
 import { sendOutcomeOf, type SendResult, type SendRouter } from '../../outgoing/service.js';
@@ -75,7 +76,13 @@ export interface FailoverDeps {
    * database before it is refused.
    */
   changed?: () => void;
+  /** Cluster mode: a member held by another process is tried there (the request is passed on to it). */
+  forwarding?: ClusterForwarding;
 }
+
+/** Set by the process that passes a group send on: the member to try there, and the members tried before. */
+const MEMBER_HEADER = 'x-waygate-failover-member';
+const TRIED_HEADER = 'x-waygate-failover-tried';
 
 export function sinkNameOf(groupId: string): string {
   return `group:${groupId}`;
@@ -84,8 +91,11 @@ export function sinkNameOf(groupId: string): string {
 export class FailoverService implements SendRouter {
   private readonly groups = new Map<string, GroupRecord>();
   private readonly tokens = new Map<string, GroupToken>();
-  /** The instance objects the resolver handed to group-token requests, and their group. */
-  private readonly routed = new WeakMap<Instance, GroupRecord>();
+  /**
+   * The instance objects the resolver handed to group-token requests: their group, the request, and
+   * for a request another process passed on, the members already tried (the instance is the one to try).
+   */
+  private readonly routed = new WeakMap<Instance, { group: GroupRecord; request: FastifyRequest; tried?: string[] }>();
   private readonly turns = new Map<string, number>();
   private readonly stickyMembers = new Map<string, string>();
   private readonly lastServed = new Map<string, string>();
@@ -269,11 +279,21 @@ export class FailoverService implements SendRouter {
     if (!token || !group) throw errors.invalidApiKey();
     if (token.validUntil !== null && token.validUntil <= this.deps.clock.now()) throw errors.tokenExpired();
     if (!SEND_ROUTE.test(request.routeOptions.url ?? '')) throw errors.groupTokenSendOnly();
-    const first = await this.firstEligible(group, NONE);
+    const pin = this.pinOf(request, group);
+    const first = (pin && (await this.candidate(group, pin.member))) ?? (await this.firstEligible(group, new Set(pin?.tried)));
     if (!first) throw this.noMember(group);
     const provisional = { ...first.instance };
-    this.routed.set(provisional, group);
+    this.routed.set(provisional, { group, request, ...(pin ? { tried: pin.tried } : {}) });
     return provisional;
+  }
+
+  /** A send another process of the cluster passed on: the member it picked, and those it tried. */
+  private pinOf(request: FastifyRequest, group: GroupRecord): { member: string; tried: string[] } | undefined {
+    if (!this.deps.forwarding?.forwarded(request)) return undefined;
+    const member = request.headers[MEMBER_HEADER];
+    const tried = request.headers[TRIED_HEADER];
+    if (typeof member !== 'string' || !group.members.includes(member)) return undefined;
+    return { member, tried: typeof tried === 'string' && tried !== '' ? tried.split(',') : [] };
   }
 
   // ---- sending (SendRouter) ----
@@ -283,12 +303,16 @@ export class FailoverService implements SendRouter {
   }
 
   async send(instance: Instance, message: OutgoingMessage, attempt: (member: Instance) => Promise<SendResult>): Promise<SendResult> {
-    const group = this.routed.get(instance);
-    if (!group) return attempt(instance);
+    const route = this.routed.get(instance);
+    if (!route) return attempt(instance);
+    const { group, request } = route;
     const recipient = 'to' in message ? message.to : undefined;
-    let candidate = await this.choose(group, recipient);
+    // Passed on by another process: the member it picked (the resolver's), unless no longer eligible.
+    let candidate = route.tried
+      ? ((await this.candidate(group, instance.id)) ?? (await this.firstEligible(group, new Set(route.tried))))
+      : await this.choose(group, recipient);
     if (!candidate) throw this.noMember(group);
-    const tried = new Set<string>();
+    const tried = new Set<string>(route.tried);
     let refusal: unknown;
     // The chosen member, then the other eligible ones in priority order (eligibility read again: a
     // refusal often means the member just dropped, and others may have too).
@@ -306,6 +330,12 @@ export class FailoverService implements SendRouter {
       } catch (error) {
         // Only a send that never reached the network may go to the next member.
         if (sendOutcomeOf(error) !== 'refused') throw error;
+        // Held by another process (cluster mode): the request goes there, to be tried with this member.
+        const passedOn = this.deps.forwarding?.forwardWith(error, request, {
+          [MEMBER_HEADER]: member.id,
+          [TRIED_HEADER]: [...tried].join(','),
+        });
+        if (passedOn) throw error;
         refusal = error;
       } finally {
         load.inFlight -= 1;
