@@ -12,9 +12,11 @@
  * documents in `sandbox_world`. Chat messages and unread counts live in memory, because they change
  * on every message and the message store owns messages: after a restart an account's chats are
  * filled again from the store the first time they are used (`hydrate`), leaving out what was cleared
- * or deleted, and their unread counts are counted again from the messages and the read marker. Like a phone that keeps recent
- * messages at hand and older ones on disk, a chat holds its latest `LIMITS.messagesPerChat` messages
- * in memory; a chat that had more (`trimmed`) reads its history from the store (`storedMessages`).
+ * or deleted, and their unread counts are counted again from the messages and the read marker. Like
+ * a phone that keeps recent messages at hand and older ones on disk, a chat holds its latest
+ * `LIMITS.messagesPerChat` messages in memory; a chat that had more (`trimmed`) reads its history
+ * from the store (`storedMessages`). In cluster mode the documents are shared between the gateway
+ * processes (`share`).
  */
 import { createHash, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { messageChangeOf, withEditedText, type MessageChange } from '../payloads.js';
@@ -83,7 +85,7 @@ export interface ChatState {
   messageLabels: Record<string, string[]>;
   conversationTimestamp: number | null;
   /**
-   * The newest message an explicit read reached (POST /chat/markRead, /message/markRead). Writing in
+   * The newest message an explicit read reached (POST /chat/mark-read, /message/read). Writing in
    * the chat reads it too, without being stored: the read-back after a restart counts the incoming
    * messages after whichever is later (`unreadAfter`).
    */
