@@ -29,7 +29,23 @@ function instance(id: string): Instance {
   };
 }
 
-async function setup(scores: Record<string, number>) {
+/** Cluster routing as the failover service sees it: which requests another process passed on, and which refusals go on. */
+function forwardingTwin(passesOn: Set<unknown> = new Set()) {
+  const forwardedWith: Record<string, string>[] = [];
+  return {
+    forwardedWith,
+    forwarding: {
+      forwarded: (request: FastifyRequest) => request.headers['x-waygate-cluster'] === 'proof',
+      forwardWith: (error: unknown, _request: FastifyRequest, headers: Record<string, string>) => {
+        if (!passesOn.has(error)) return false;
+        forwardedWith.push(headers);
+        return true;
+      },
+    },
+  };
+}
+
+async function setup(scores: Record<string, number>, cluster?: ReturnType<typeof forwardingTwin>) {
   const all = new Map(Object.keys(scores).map((id) => [id, instance(id)]));
   const repo = {
     existingInstances: (ids: string[]) => Promise.resolve(new Set(ids.filter((id) => all.has(id)))),
@@ -44,12 +60,13 @@ async function setup(scores: Record<string, number>) {
     log: pino({ level: 'silent' }),
     tokenGraceSeconds: 60,
     groupAdded: () => undefined,
+    ...(cluster ? { forwarding: cluster.forwarding } : {}),
   });
   const { token } = await service.create({ name: 'g', members: Object.keys(scores), policy: 'priority' });
-  const request = { routeOptions: { url: '/api/v1/send/text' } } as FastifyRequest;
+  const request = { routeOptions: { url: '/api/v1/send/text' }, headers: {} } as FastifyRequest;
   const caller = (await service.resolve(token, request))!;
   const message: OutgoingMessage = { kind: 'text', to: '5511999990000', text: 'hi', linkPreview: false };
-  return { service, caller, message, all };
+  return { service, caller, message, all, token };
 }
 
 const sent = (member: Instance): SendResult => ({
@@ -111,5 +128,53 @@ describe('failover send router', () => {
     expect(
       await service.resolve('wgt_not-a-group-token', { routeOptions: { url: '/api/v1/send/text' } } as FastifyRequest),
     ).toBeUndefined();
+  });
+
+  it('cluster mode: a member held by another process gets the request passed on, with the members tried so far', async () => {
+    const elsewhere = errors.instanceMoving('b', 1);
+    const cluster = forwardingTwin(new Set([elsewhere]));
+    const { service, caller, message } = await setup({ a: 100, b: 100, c: 100 }, cluster);
+    const tried: string[] = [];
+    const outcome = service.send(caller, message, (member) => {
+      tried.push(member.id);
+      if (member.id === 'a') return Promise.reject(errors.networkRateLimited());
+      if (member.id === 'b') return Promise.reject(elsewhere);
+      return Promise.resolve(sent(member));
+    });
+    // The refusal goes up to the error handler (which passes the request on); c is not tried here.
+    await expect(outcome).rejects.toBe(elsewhere);
+    expect(tried).toEqual(['a', 'b']);
+    expect(cluster.forwardedWith).toEqual([{ 'x-waygate-failover-member': 'b', 'x-waygate-failover-tried': 'a,b' }]);
+  });
+
+  it('cluster mode: the owner sends with the member it was passed, then goes on past the members tried', async () => {
+    const cluster = forwardingTwin();
+    const { service, message, token } = await setup({ a: 100, b: 100, c: 100 }, cluster);
+    const passedOn = {
+      routeOptions: { url: '/api/v1/send/text' },
+      headers: { 'x-waygate-cluster': 'proof', 'x-waygate-failover-member': 'b', 'x-waygate-failover-tried': 'a,b' },
+    } as unknown as FastifyRequest;
+    const caller = (await service.resolve(token, passedOn))!;
+    expect(caller.id).toBe('b');
+    const tried: string[] = [];
+    const result = await service.send(caller, message, (member) => {
+      tried.push(member.id);
+      return member.id === 'b' ? Promise.reject(errors.networkRateLimited()) : Promise.resolve(sent(member));
+    });
+    expect(tried).toEqual(['b', 'c']);
+    expect(result.instanceId).toBe('c');
+  });
+
+  it('a client cannot pick the member: the headers count only on a request another process passed on', async () => {
+    const cluster = forwardingTwin();
+    const { service, message, token } = await setup({ a: 100, b: 100 }, cluster);
+    const fromClient = {
+      routeOptions: { url: '/api/v1/send/text' },
+      headers: { 'x-waygate-cluster': 'guess', 'x-waygate-failover-member': 'b', 'x-waygate-failover-tried': 'a' },
+    } as unknown as FastifyRequest;
+    const caller = (await service.resolve(token, fromClient))!;
+    expect(caller.id).toBe('a');
+    const result = await service.send(caller, message, (member) => Promise.resolve(sent(member)));
+    expect(result.instanceId).toBe('a');
   });
 });
