@@ -22,9 +22,21 @@ export function freePort() {
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts a node script as a child process and waits until `readyUrl` answers (or `readyLine` is printed). */
+/**
+ * BENCH_PIN_CORES=1: servers (the gateway, the bare route) run on core 0 and load generators on core
+ * 1 (taskset), so a generator never takes the server's core. Without it they share both cores.
+ */
+const PIN_CORES = process.env.BENCH_PIN_CORES === '1';
+
+/** Spawns `node args` on the server's core or the load generator's (BENCH_PIN_CORES). */
+function spawnNode(role, args, options) {
+  if (!PIN_CORES) return spawn(process.execPath, args, options);
+  return spawn('taskset', ['-c', role === 'server' ? '0' : '1', process.execPath, ...args], options);
+}
+
 export async function startProcess(args, env, { readyUrl, readyLine, timeoutMs = 120_000 } = {}) {
   const started = performance.now();
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnNode('server', args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let lineSeen = false;
   const onData = (d) => {
@@ -216,7 +228,7 @@ export async function autocannon({ url, method = 'GET', headers = {}, body, conn
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
   if (body !== undefined) args.push('-b', typeof body === 'string' ? body : JSON.stringify(body));
   args.push(url);
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawnNode('load', args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   child.stdout.on('data', (d) => (out += d.toString()));
   const code = await new Promise((resolve) => child.once('exit', resolve));
@@ -238,7 +250,7 @@ export async function autocannon({ url, method = 'GET', headers = {}, body, conn
  */
 export async function steadyLoad({ url, method = 'POST', headers = {}, body, connections = 64, duration = 10, rate }) {
   const options = { url, method, headers, body: typeof body === 'string' ? body : JSON.stringify(body), connections, duration, rate };
-  const child = spawn(process.execPath, [path.join(ROOT, 'bench/steady-load.mjs'), JSON.stringify(options)], {
+  const child = spawnNode('load', [path.join(ROOT, 'bench/steady-load.mjs'), JSON.stringify(options)], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
