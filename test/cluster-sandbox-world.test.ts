@@ -63,6 +63,17 @@ describe('the sandbox world across the processes of a cluster', () => {
     await waitFor(async () => ((await subjectSeenBy(gateways[0]!)) === 'Renamed' ? true : undefined), 10_000, 'the member sees the change');
   });
 
+  it('a newsletter made and deleted by an instance of one process comes and goes for the others', async () => {
+    const made = await gateways[0]!.api('POST', '/api/v1/newsletter/create', { key: a.token, body: { name: 'Across news' } });
+    expect(made.status).toBe(201);
+    const { newsletterId } = made.body as { newsletterId: string };
+    const seenByB = async () =>
+      (await gateways[1]!.api('GET', `/api/v1/newsletter/info?newsletterId=${encodeURIComponent(newsletterId)}`, { key: b.token })).status;
+    await waitFor(async () => ((await seenByB()) === 200 ? true : undefined), 10_000, 'the newsletter seen elsewhere');
+    expect((await gateways[0]!.api('POST', '/api/v1/newsletter/delete', { key: a.token, body: { newsletterId } })).status).toBe(200);
+    await waitFor(async () => ((await seenByB()) === 404 ? true : undefined), 10_000, 'the deletion seen elsewhere');
+  });
+
   it("a chat's settings go with its instance to the process that takes it over", async () => {
     expect(
       (await gateways[0]!.api('POST', '/api/v1/send/text', { key: a.token, body: { number: b.number, text: 'hello b' } })).status,
