@@ -45,6 +45,14 @@ function forwardingTwin(passesOn: Set<unknown> = new Set()) {
   };
 }
 
+/** A /send/text request naming the member to use and those tried, with the given cluster proof. */
+function pinnedSend(proof: string, member: string, tried: string): FastifyRequest {
+  return {
+    routeOptions: { url: '/api/v1/send/text' },
+    headers: { 'x-waygate-cluster': proof, 'x-waygate-failover-member': member, 'x-waygate-failover-tried': tried },
+  } as unknown as FastifyRequest;
+}
+
 async function setup(scores: Record<string, number>, cluster?: ReturnType<typeof forwardingTwin>) {
   const all = new Map(Object.keys(scores).map((id) => [id, instance(id)]));
   const repo = {
@@ -150,11 +158,7 @@ describe('failover send router', () => {
   it('cluster mode: the owner sends with the member it was passed, then goes on past the members tried', async () => {
     const cluster = forwardingTwin();
     const { service, message, token } = await setup({ a: 100, b: 100, c: 100 }, cluster);
-    const passedOn = {
-      routeOptions: { url: '/api/v1/send/text' },
-      headers: { 'x-waygate-cluster': 'proof', 'x-waygate-failover-member': 'b', 'x-waygate-failover-tried': 'a,b' },
-    } as unknown as FastifyRequest;
-    const caller = (await service.resolve(token, passedOn))!;
+    const caller = (await service.resolve(token, pinnedSend('proof', 'b', 'a,b')))!;
     expect(caller.id).toBe('b');
     const tried: string[] = [];
     const result = await service.send(caller, message, (member) => {
@@ -168,11 +172,7 @@ describe('failover send router', () => {
   it('a client cannot pick the member: the headers count only on a request another process passed on', async () => {
     const cluster = forwardingTwin();
     const { service, message, token } = await setup({ a: 100, b: 100 }, cluster);
-    const fromClient = {
-      routeOptions: { url: '/api/v1/send/text' },
-      headers: { 'x-waygate-cluster': 'guess', 'x-waygate-failover-member': 'b', 'x-waygate-failover-tried': 'a' },
-    } as unknown as FastifyRequest;
-    const caller = (await service.resolve(token, fromClient))!;
+    const caller = (await service.resolve(token, pinnedSend('guess', 'b', 'a')))!;
     expect(caller.id).toBe('a');
     const result = await service.send(caller, message, (member) => Promise.resolve(sent(member)));
     expect(result.instanceId).toBe('a');
