@@ -7,7 +7,8 @@ import { errors } from '../../errors.js';
 import type { Instance, InstanceService } from '../../instance-registry/service.js';
 import type { OutgoingMessage } from '../../network/port.js';
 import type { SendResult } from '../../outgoing/service.js';
-import type { FailoverRepo } from './repo.js';
+import { hashToken } from '../../instance-registry/tokens.js';
+import type { FailoverRepo, GroupRecord, GroupToken } from './repo.js';
 import { FailoverService } from './service.js';
 
 function instance(id: string): Instance {
@@ -176,5 +177,74 @@ describe('failover send router', () => {
     expect(caller.id).toBe('a');
     const result = await service.send(caller, message, (member) => Promise.resolve(sent(member)));
     expect(result.instanceId).toBe('a');
+  });
+});
+
+describe('group tokens in cluster mode', () => {
+  /** A cluster process's service whose repo twin holds `stored` and counts the token lookups. */
+  function clusterService(stored: { groups: GroupRecord[]; tokens: GroupToken[] }) {
+    const clock = new ManualClock();
+    const lookups: string[] = [];
+    const repo = {
+      hasToken: (hash: string) => {
+        lookups.push(hash);
+        return Promise.resolve(stored.tokens.some((token) => token.hash === hash));
+      },
+      all: () => Promise.resolve(stored.groups),
+      tokens: () => Promise.resolve(stored.tokens),
+      sticky: () => Promise.resolve([]),
+    } as unknown as FailoverRepo;
+    const service = new FailoverService({
+      repo,
+      instances: { find: (id: string) => Promise.resolve(instance(id)) } as unknown as InstanceService,
+      health: { scoreOf: () => Promise.resolve({ score: 100, reasons: [] }) },
+      clock,
+      log: pino({ level: 'silent' }),
+      tokenGraceSeconds: 60,
+      groupAdded: () => undefined,
+      changed: () => undefined,
+    });
+    return { service, clock, lookups };
+  }
+
+  const send = { routeOptions: { url: '/api/v1/send/text' }, headers: {} } as FastifyRequest;
+  const token = `wgg_${'A'.repeat(43)}`;
+
+  it('a token found nowhere is looked up once, and again after a few seconds or a change notice', async () => {
+    const { service, clock, lookups } = clusterService({ groups: [], tokens: [] });
+    for (let i = 0; i < 3; i += 1) await expect(service.resolve(token, send)).rejects.toMatchObject({ status: 401 });
+    expect(lookups).toEqual([hashToken(token)]);
+    clock.advance(4_999);
+    await expect(service.resolve(token, send)).rejects.toMatchObject({ status: 401 });
+    expect(lookups).toHaveLength(1);
+    clock.advance(2);
+    await expect(service.resolve(token, send)).rejects.toMatchObject({ status: 401 });
+    expect(lookups).toHaveLength(2);
+    // A notice of a change (another process made a group) forgets the misses.
+    await service.loadAll();
+    await expect(service.resolve(token, send)).rejects.toMatchObject({ status: 401 });
+    expect(lookups).toHaveLength(3);
+  });
+
+  it('a token another process made after a miss works once the notice arrives', async () => {
+    const stored = { groups: [] as GroupRecord[], tokens: [] as GroupToken[] };
+    const { service, lookups } = clusterService(stored);
+    await expect(service.resolve(token, send)).rejects.toMatchObject({ status: 401 });
+    stored.groups.push({
+      id: 'g1',
+      name: 'made elsewhere',
+      policy: 'priority',
+      minHealth: 0,
+      sticky: false,
+      webhookUrl: null,
+      webhookSecret: 'x'.repeat(32),
+      members: ['a'],
+      createdAt: 0,
+      updatedAt: 0,
+    });
+    stored.tokens.push({ hash: hashToken(token), groupId: 'g1', validUntil: null });
+    await service.loadAll();
+    expect((await service.resolve(token, send))?.id).toBe('a');
+    expect(lookups).toHaveLength(1);
   });
 });

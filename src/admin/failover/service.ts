@@ -28,6 +28,12 @@ const MAX_STICKY = 100_000;
 /** least-loaded counts the sends of the last minute after the sends in flight. */
 const LOAD_WINDOW_MS = 60_000;
 const NONE: ReadonlySet<string> = new Set();
+/**
+ * Cluster mode: a group-shaped token found in no table is not looked up again for this long, so a
+ * flood of made-up tokens costs no query each. A notice of a change (`loadAll`) forgets the misses.
+ */
+const UNKNOWN_TOKEN_MS = 5_000;
+const MAX_UNKNOWN_TOKENS = 10_000;
 
 /** A member's group sends: in flight now, and per 10-second step over the last minute. */
 interface Load {
@@ -102,6 +108,10 @@ export class FailoverService implements SendRouter {
   private readonly load = new Map<string, Load>();
   /** Sticky assignments being written (a send never waits for one). */
   private readonly writes = new Set<Promise<void>>();
+  /** Cluster mode: token hashes looked up and not found, until when the miss holds. */
+  private readonly unknownTokens = new Map<string, number>();
+  /** Counts `loadAll`s, so a lookup that overlapped one does not remember a miss it may have made stale. */
+  private loads = 0;
 
   constructor(private readonly deps: FailoverDeps) {}
 
@@ -112,6 +122,8 @@ export class FailoverService implements SendRouter {
     this.groups.clear();
     this.tokens.clear();
     this.stickyMembers.clear();
+    this.unknownTokens.clear();
+    this.loads += 1;
     for (const group of groups) {
       this.groups.set(group.id, group);
       this.deps.groupAdded(group.id);
@@ -273,7 +285,7 @@ export class FailoverService implements SendRouter {
     if (!key.startsWith(GROUP_TOKEN_PREFIX)) return undefined;
     if (!GROUP_TOKEN_SHAPE.test(key)) throw errors.invalidApiKey();
     const hash = hashToken(key);
-    if (!this.tokens.has(hash) && this.deps.changed && (await this.deps.repo.hasToken(hash))) await this.loadAll();
+    if (!this.tokens.has(hash) && this.deps.changed && (await this.storedElsewhere(hash))) await this.loadAll();
     const token = this.tokens.get(hash);
     const group = token ? this.groups.get(token.groupId) : undefined;
     if (!token || !group) throw errors.invalidApiKey();
@@ -285,6 +297,22 @@ export class FailoverService implements SendRouter {
     const provisional = { ...first.instance };
     this.routed.set(provisional, { group, request, ...(pin ? { tried: pin.tried } : {}) });
     return provisional;
+  }
+
+  /** Cluster mode: whether a token not known here was stored by another process (a miss is remembered a while). */
+  private async storedElsewhere(hash: string): Promise<boolean> {
+    const now = this.deps.clock.now();
+    const missUntil = this.unknownTokens.get(hash);
+    if (missUntil !== undefined && missUntil > now) return false;
+    const loads = this.loads;
+    if (await this.deps.repo.hasToken(hash)) return true;
+    this.unknownTokens.delete(hash);
+    if (loads === this.loads) {
+      this.unknownTokens.set(hash, now + UNKNOWN_TOKEN_MS);
+      // Map order is insertion order: the oldest miss goes first.
+      if (this.unknownTokens.size > MAX_UNKNOWN_TOKENS) this.unknownTokens.delete(this.unknownTokens.keys().next().value!);
+    }
+    return false;
   }
 
   /** A send another process of the cluster passed on: the member it picked, and those it tried. */
