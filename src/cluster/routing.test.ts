@@ -8,6 +8,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerErrorHandling } from '../http/errors.js';
 import { freePort } from '../../test/support/process.js';
+import { attachUpload, takeUpload } from '../media/upload.js';
 import { ClusterRouting, HOPS_HEADER, PROOF_HEADER } from './routing.js';
 
 const secret = 'a-cluster-secret-of-at-least-32-characters';
@@ -108,5 +109,68 @@ describe('forwarding between cluster processes', () => {
     expect(res.statusCode).toBe(502);
     expect(res.json()).toMatchObject({ code: 'forward_failed' });
     await new Promise((resolve) => silent.close(resolve));
+  });
+});
+
+describe('a body kept for passing on after the handler used it (failover group sends)', () => {
+  let away: ClusterRouting;
+  let sender: FastifyInstance;
+  const bytes = Buffer.from('the bytes of an uploaded file');
+
+  beforeAll(async () => {
+    away = new ClusterRouting(
+      secret,
+      { place: () => Promise.resolve({ here: false, address: ownerUrl }), leaderPlacement: () => undefined },
+      5000,
+    );
+    sender = Fastify({ bodyLimit: 400 });
+    registerErrorHandling(sender, (error, request, reply) => away.serveElsewhere(error, request, reply));
+    sender.addHook('onRequest', async (request) => away.keepBody(request));
+    // As a form's body reaches the handler: a media object filled by an uploaded file.
+    sender.addHook('preValidation', async (request) => {
+      const body = request.body as { media?: Record<string, unknown>; upload?: boolean };
+      if (body.upload) attachUpload((body.media = { filename: 'a.bin' }), bytes);
+    });
+    sender.addHook('preHandler', async (request) => away.beforeHandler(request));
+    sender.post('/echo', async (request) => {
+      // What building a message does to the body: the media taken out of it.
+      const body = request.body as { media?: Record<string, unknown> };
+      if (body.media) {
+        takeUpload(body.media);
+        body.media.base64 = undefined;
+      }
+      const refusal = away.refusal('an-instance-held-elsewhere');
+      if (!away.forwardWith(refusal, request, { 'x-waygate-failover-member': 'm1' })) return { servedHere: true };
+      throw refusal;
+    });
+    await sender.listen({ port: 0, host: '127.0.0.1' });
+  });
+
+  afterAll(async () => {
+    await sender.close();
+    await away.close();
+  });
+
+  const post = (payload: object) =>
+    sender.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload });
+
+  it('a JSON body goes on as it arrived, not as the handler left it', async () => {
+    const res = await post({ to: 'x', media: { base64: 'QUJD' } });
+    expect(res.statusCode).toBe(201);
+    expect(seen.at(-1)).toMatchObject({ proof: true, pinned: 'm1', body: { to: 'x', media: { base64: 'QUJD' } } });
+  });
+
+  it('an uploaded file goes on as base64 in a JSON body', async () => {
+    const res = await post({ to: 'y', upload: true });
+    expect(res.statusCode).toBe(201);
+    expect(seen.at(-1)!.body).toEqual({ to: 'y', upload: true, media: { filename: 'a.bin', base64: bytes.toString('base64') } });
+  });
+
+  it('a body that as JSON would pass the route body limit is not passed on: the handler goes on here', async () => {
+    const res = await post({ to: 'z', media: { base64: 'A'.repeat(300) }, pad: 'B'.repeat(50) });
+    expect(res.statusCode).toBe(201);
+    const big = await post({ to: 'z', upload: true, pad: 'B'.repeat(330) });
+    expect(big.statusCode).toBe(200);
+    expect(big.json()).toEqual({ servedHere: true });
   });
 });

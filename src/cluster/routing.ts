@@ -11,6 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Agent, request as send } from 'undici';
 import { errors, type AppError } from '../errors.js';
 import type { Placement, RequestRouting } from '../http/auth.js';
+import { snapshotBody } from '../media/upload.js';
 
 export const PROOF_HEADER = 'x-waygate-cluster';
 export const HOPS_HEADER = 'x-waygate-hops';
@@ -38,13 +39,15 @@ export interface RoutingTarget {
 }
 
 /** What a feature module uses of the routing (failover groups: a member held by another process). */
-export type ClusterForwarding = Pick<ClusterRouting, 'forwarded' | 'forwardWith'>;
+export type ClusterForwarding = Pick<ClusterRouting, 'forwarded' | 'forwardWith' | 'keepBody'>;
 
 export class ClusterRouting implements RequestRouting {
   private readonly proof: Buffer;
   private readonly agent: Agent;
   /** Refusals for instances held elsewhere: the instance, and headers its owner gets with the request. */
-  private readonly refusals = new WeakMap<Error, { instanceId: string; headers?: Record<string, string> }>();
+  private readonly refusals = new WeakMap<Error, { instanceId: string; headers?: Record<string, string>; body?: string }>();
+  /** Requests that may be passed on after their handler used the body: the body as it arrived (once read). */
+  private readonly kept = new WeakMap<FastifyRequest, { body?: unknown }>();
 
   constructor(
     secret: string,
@@ -88,21 +91,45 @@ export class ClusterRouting implements RequestRouting {
   }
 
   /**
+   * `request` may be passed on after its handler has used the body (a failover group's send, whose
+   * member is picked while sending): its body is kept as it arrived, files of a form included
+   * (`beforeHandler`), and passed on as JSON.
+   */
+  keepBody(request: FastifyRequest): void {
+    this.kept.set(request, {});
+  }
+
+  /** Called once the body is read and validated, before the handler: takes the snapshot `keepBody` asked for. */
+  beforeHandler(request: FastifyRequest): void {
+    const kept = this.kept.get(request);
+    if (kept && request.body !== undefined && request.body !== null) kept.body = snapshotBody(request.body);
+  }
+
+  /**
    * `error` is a refusal for an instance held elsewhere and `request` can be served there: when the
    * error reaches the error handler the request goes to the owner with `headers` (named
    * `x-waygate-...`) added. False when it cannot go (not such a refusal, a body that is not
-   * JSON, too many hops): the caller handles the refusal itself.
+   * JSON and was not kept, a kept body that as JSON passes the route's body limit, too many hops):
+   * the caller handles the refusal itself.
    */
   forwardWith(error: unknown, request: FastifyRequest, headers: Record<string, string>): boolean {
     const refused = error instanceof Error ? this.refusals.get(error) : undefined;
     if (!refused || !this.forwardable(request)) return false;
+    const kept = this.kept.get(request)?.body;
+    if (kept !== undefined) {
+      // A form's files travel as base64 (4/3 of their size): the owner would refuse what passes the limit.
+      const body = JSON.stringify(kept);
+      if (Buffer.byteLength(body) > request.routeOptions.bodyLimit) return false;
+      refused.body = body;
+    }
     refused.headers = headers;
     return true;
   }
 
   private forwardable(request: FastifyRequest): boolean {
     const json = (request.headers['content-type'] ?? '').includes('json');
-    return this.hops(request) < MAX_HOPS && (request.body === undefined || request.body === null || json);
+    const body = request.body === undefined || request.body === null || json || this.kept.get(request)?.body !== undefined;
+    return this.hops(request) < MAX_HOPS && body;
   }
 
   /**
@@ -116,7 +143,7 @@ export class ClusterRouting implements RequestRouting {
     if (refused === undefined || reply.sent || !this.forwardable(request)) return false;
     const where = await this.target.place(refused.instanceId, this.hops(request)).catch(() => undefined);
     if (!where || where.here) return false;
-    const body = request.body === undefined || request.body === null ? null : JSON.stringify(request.body);
+    const body = refused.body ?? (request.body === undefined || request.body === null ? null : JSON.stringify(request.body));
     await this.forward(request, reply, where.address, body, refused.headers);
     return true;
   }
@@ -138,9 +165,10 @@ export class ClusterRouting implements RequestRouting {
     headers['x-forwarded-for'] = [request.headers['x-forwarded-for'], request.ip].filter(Boolean).join(', ');
     let body: string | FastifyRequest['raw'] | null;
     if (parsed !== undefined) {
-      // The body was read here already: send it again as JSON, with its own length.
+      // The body was read here already: send it again as JSON (a form too), with its own length.
       body = parsed;
       delete headers['content-length'];
+      if (parsed !== null) headers['content-type'] = 'application/json';
     } else {
       const hasBody =
         request.method !== 'GET' &&

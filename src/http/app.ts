@@ -123,6 +123,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app,
     options.routing ? (error, request, reply) => options.routing!.serveElsewhere(error, request, reply) : undefined,
   );
+  const routing = options.routing;
+  if (routing) app.addHook('preHandler', async (request) => routing.beforeHandler(request));
   registerVersioning(app, clock);
   await app.register(cors, {
     origin: config.corsOrigin === '*' ? '*' : config.corsOrigin.split(',').map((o) => o.trim()),

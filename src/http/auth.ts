@@ -73,6 +73,8 @@ export interface RequestRouting {
   forward(request: FastifyRequest, reply: FastifyReply, address: string): Promise<FastifyReply>;
   /** See http/errors.ts ServeElsewhere. */
   serveElsewhere: ServeElsewhere;
+  /** Before each handler, the body read and validated (a body to be kept for passing on is copied then). */
+  beforeHandler(request: FastifyRequest): void;
 }
 
 async function enforce(store: SlidingWindowStore, key: string, limit: number, options: AuthOptions, reply: FastifyReply) {

@@ -2,7 +2,9 @@
  * Failover groups in cluster mode: a group created, changed, given a new token or deleted through
  * one process (the leader serves admin routes) is used the same way through every process.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeSamples } from '../../../test/support/media.js';
 import {
   clusterEnv,
   connectedInstance,
@@ -106,5 +108,39 @@ describe('failover groups across the processes of a cluster', () => {
     // One process picks (the first member's); the other member's turns are sent by its own process.
     expect(senders.filter((s) => s === here.id)).toHaveLength(4);
     expect(senders.filter((s) => s === elsewhere.id)).toHaveLength(4);
+
+    // Media sends too, as JSON (base64) and as a multipart upload: the member held elsewhere gets the
+    // whole body, not what was left of it once the message was built here.
+    const token = (created.body as { token: string }).token;
+    const { png } = await makeSamples();
+    const mediaSenders = async (send: (gw: TestGateway) => Promise<Response>) => {
+      const out: string[] = [];
+      for (let i = 0; i < 2; i += 1) {
+        for (const gw of gateways) {
+          const answer = await send(gw);
+          const body = (await answer.json()) as { instanceId: string; message: { imageMessage?: { fileSha256: string } } };
+          // Every member sent the whole image (its digest travels in the message).
+          const whole = body.message?.imageMessage?.fileSha256 === createHash('sha256').update(png).digest('base64');
+          out.push(answer.status === 200 && whole ? body.instanceId : `${answer.status} ${JSON.stringify(body)}`);
+        }
+      }
+      return out.sort();
+    };
+    const asJson = await mediaSenders((gw) =>
+      fetch(`${gw.url}/api/v1/send/media`, {
+        method: 'POST',
+        headers: { apikey: token, 'content-type': 'application/json' },
+        body: JSON.stringify({ number: uniqueNumber(), media: { base64: png.toString('base64') }, caption: 'as json' }),
+      }),
+    );
+    expect(asJson).toEqual([here.id, here.id, elsewhere.id, elsewhere.id].sort());
+    const asForm = await mediaSenders((gw) => {
+      const form = new FormData();
+      form.append('number', uniqueNumber());
+      form.append('caption', 'as a form');
+      form.append('media', new Blob([png], { type: 'image/png' }), 'dot.png');
+      return fetch(`${gw.url}/api/v1/send/media`, { method: 'POST', headers: { apikey: token }, body: form });
+    });
+    expect(asForm).toEqual([here.id, here.id, elsewhere.id, elsewhere.id].sort());
   });
 });

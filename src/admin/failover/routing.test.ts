@@ -42,6 +42,7 @@ function forwardingTwin(passesOn: Set<unknown> = new Set()) {
         forwardedWith.push(headers);
         return true;
       },
+      keepBody: () => undefined,
     },
   };
 }

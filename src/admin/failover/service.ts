@@ -296,6 +296,8 @@ export class FailoverService implements SendRouter {
     if (!first) throw this.noMember(group);
     const provisional = { ...first.instance };
     this.routed.set(provisional, { group, request, ...(pin ? { tried: pin.tried } : {}) });
+    // Cluster mode: the member that sends may be held by another process, found once the body is used.
+    this.deps.forwarding?.keepBody(request);
     return provisional;
   }
 
