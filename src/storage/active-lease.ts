@@ -91,21 +91,32 @@ class AdvisoryLease implements ActiveLease {
 
   private async attempt(): Promise<boolean> {
     if (this.closed) return false;
-    if (!this.client) {
-      const limit = Math.max(this.pollMs * 2, 5000);
-      const client = new pg.Client({
-        connectionString: this.databaseUrl,
-        keepAlive: true,
-        query_timeout: limit,
-        connectionTimeoutMillis: limit,
-      });
-      client.on('error', (error) => this.lost(error));
-      this.client = client;
-      await client.connect();
+    let client = this.client;
+    let won: boolean;
+    try {
+      if (!client) {
+        const limit = Math.max(this.pollMs * 2, 5000);
+        client = new pg.Client({
+          connectionString: this.databaseUrl,
+          keepAlive: true,
+          query_timeout: limit,
+          connectionTimeoutMillis: limit,
+          // Shows in pg_stat_activity which connection holds the lock.
+          application_name: this.key,
+        });
+        client.on('error', (error) => this.lost(error));
+        this.client = client;
+        await client.connect();
+      }
+      const result = await client.query<{ won: boolean }>('select pg_try_advisory_lock(hashtext($1)) as won', [this.key]);
+      won = result.rows[0]?.won === true;
+    } catch (error) {
+      // A client whose connect failed emits no error and never connects again: the next try makes a
+      // new one. Ending the connection also gives back a lock won by a query whose answer was lost.
+      if (client && this.client === client) this.client = undefined;
+      void client?.end().catch(() => undefined);
+      throw error;
     }
-    const client = this.client;
-    const result = await client.query<{ won: boolean }>('select pg_try_advisory_lock(hashtext($1)) as won', [this.key]);
-    const won = result.rows[0]?.won === true;
     if (this.closed) {
       // close() ran meanwhile: ending the connection gives the lock back.
       await client.end().catch(() => undefined);
