@@ -168,12 +168,16 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const log = options.logger ?? createLogger(config.logLevel);
   // Set once the gateway exists: what to do when it must stop being the active process.
   let fatal: (error: Error) => void = () => undefined;
+  // What to do when the lock's connection fails: stop (active/standby), or in cluster mode stop
+  // leading while still serving its instances (set once it leads).
+  let lockLost: (error: Error) => void = (error) => fatal(error);
   const lease = await acquireActiveLease(
     config.databaseUrl,
     options.storage?.schema ?? config.databaseSchema,
     config.standbyPollMs,
     log,
-    (error) => fatal(error),
+    (error) => lockLost(error),
+    { rejoin: config.cluster !== undefined },
   );
   // Rate-limit counters only: fail fast while Redis is away (the store falls back to memory).
   const redis = config.kvStoreUrl
@@ -474,12 +478,26 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
           cluster.node.setLeader(true);
           for (const module of modules) await module.start?.();
         };
-        if (lease.role === 'active') await lead();
-        else
-          void lease
-            .whenActive()
+        // Leading and standing down take turns: a process that lost the lock and wins it again
+        // starts the jobs once the old ones have stopped.
+        let turns = Promise.resolve();
+        const whenLeading = () => {
+          turns = turns
+            .then(() => lease.whenActive())
             .then(lead)
             .catch((error: unknown) => fatal(error instanceof Error ? error : new Error(String(error))));
+        };
+        lockLost = () => {
+          cluster.node.setLeader(false);
+          turns = turns.then(async () => {
+            for (const module of [...modules].reverse()) {
+              await module.standDown?.().catch((error: unknown) => log.warn({ err: error, module: module.name }, 'could not stand down'));
+            }
+          });
+          whenLeading();
+        };
+        if (lease.role === 'active') await lead();
+        else whenLeading();
       } else if (lease.role === 'active') await takeOver();
       else
         void lease

@@ -88,6 +88,11 @@ export interface GatewayModule {
   rootRoutes?: RoutePlugin[];
   /** Background work; runs when this process becomes the active one, after sessions resume. */
   start?(): Promise<void>;
+  /**
+   * Cluster mode: this process no longer leads (its lock connection failed; another process may lead
+   * now). Stops what `start` began; `start` runs again when it leads again.
+   */
+  standDown?(): Promise<void>;
   /** Runs at close, in reverse module order, before storage closes. */
   stop?(): Promise<void>;
 }

@@ -32,6 +32,9 @@ export const authModule: ModuleFactory = (deps) => {
       }, 3_600_000);
       pruner.unref();
     },
+    async standDown() {
+      clearInterval(pruner);
+    },
     async stop() {
       clearInterval(pruner);
     },

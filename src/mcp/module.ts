@@ -51,6 +51,8 @@ export const mcpModule: ModuleFactory = (deps) => {
       service.start();
       return Promise.resolve();
     },
+    // MCP sessions live in the leader's memory: a new leader's clients initialise again.
+    standDown: () => service.stop(),
     stop: () => service.stop(),
   };
 };

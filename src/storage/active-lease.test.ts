@@ -39,8 +39,8 @@ async function holder(schema: string): Promise<pg.Client> {
   return client;
 }
 
-async function lease(url: string, schema: string, onLost: (error: Error) => void = () => undefined): Promise<ActiveLease> {
-  const acquired = await acquireActiveLease(url, schema, POLL_MS, log, onLost);
+async function lease(url: string, schema: string, onLost: (error: Error) => void = () => undefined, rejoin = false): Promise<ActiveLease> {
+  const acquired = await acquireActiveLease(url, schema, POLL_MS, log, onLost, { rejoin });
   cleanups.push(() => acquired.close());
   return acquired;
 }
@@ -79,5 +79,26 @@ describe('the active-process lock on PostgreSQL', () => {
     await waitFor(() => (lost.length > 0 ? true : undefined), 10_000, 'the lost lock reported');
     const next = await lease(PG_URL, schema);
     expect(next.role).toBe('active');
+  });
+
+  it('with rejoin (cluster mode) a process whose lock connection ends stands by and takes the lock again', async () => {
+    const schema = schemaName();
+    const lost: Error[] = [];
+    const leader = await lease(PG_URL, schema, (error) => lost.push(error), true);
+    expect(leader.role).toBe('active');
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    cleanups.push(() => admin.end());
+    await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [`waygate:${schema}`]);
+    await waitFor(() => (lost.length > 0 ? true : undefined), 10_000, 'the lost lock reported');
+    // Nobody else wants it: the same process takes it again, on a new connection.
+    await leader.whenActive();
+    expect(leader.role).toBe('active');
+    const { rows } = await admin.query<{ n: number }>(
+      `select count(*)::int as n from pg_stat_activity a join pg_locks l on l.pid = a.pid
+        where a.application_name = $1 and l.locktype = 'advisory' and l.granted`,
+      [`waygate:${schema}`],
+    );
+    expect(rows[0]!.n).toBe(1);
   });
 });

@@ -47,6 +47,7 @@ class AdvisoryLease implements ActiveLease {
     private readonly pollMs: number,
     private readonly log: FastifyBaseLogger,
     private readonly onLost: (error: Error) => void,
+    private readonly rejoin: boolean,
   ) {}
 
   async start(): Promise<void> {
@@ -104,7 +105,8 @@ class AdvisoryLease implements ActiveLease {
           // Shows in pg_stat_activity which connection holds the lock.
           application_name: this.key,
         });
-        client.on('error', (error) => this.lost(error));
+        const created = client;
+        created.on('error', (error) => this.lost(error, created));
         this.client = client;
         await client.connect();
       }
@@ -134,28 +136,43 @@ class AdvisoryLease implements ActiveLease {
     const client = this.client;
     if (!client) return;
     client.query('select 1').then(
-      () => this.schedule(),
-      (error: unknown) => this.lost(error instanceof Error ? error : new Error(String(error))),
+      () => {
+        if (this.client === client) this.schedule();
+      },
+      (error: unknown) => this.lost(error instanceof Error ? error : new Error(String(error)), client),
     );
   }
 
-  /** The lock's connection failed: a standby reconnects at its next try; an active process reports it. */
-  private lost(error: Error): void {
-    if (this.closed) return;
-    const client = this.client;
+  /**
+   * The lock's connection failed: a standby reconnects at its next try; an active process reports
+   * it, and with `rejoin` (cluster mode: the lock only elects the leader) stands by to take it again.
+   */
+  private lost(error: Error, client: pg.Client): void {
+    // An earlier connection's late error says nothing of the current one.
+    if (this.closed || client !== this.client) return;
     this.client = undefined;
-    void client?.end().catch(() => undefined);
-    if (this.role === 'active') {
+    void client.end().catch(() => undefined);
+    if (this.role !== 'active') return;
+    if (!this.rejoin) {
       this.log.fatal({ err: error }, 'lost the connection that holds the active-process lock');
       this.onLost(error);
+      return;
     }
+    this.role = 'standby';
+    this.log.warn({ err: error, lock: this.key }, 'lost the connection that holds the leader lock; trying to take it again');
+    this.onLost(error);
+    // A heartbeat may be due: one timer only, now for the next try.
+    clearTimeout(this.timer);
+    this.schedule();
   }
 }
 
-/** The lease for `databaseUrl`; on PostgreSQL one per schema (`public` when none is set). */
 /**
- * `onLost` runs when an active process loses its lock connection: another process may be active
- * already, so the caller must stop holding sessions (the gateway stops; main.ts exits).
+ * The lease for `databaseUrl`; on PostgreSQL one per schema (`public` when none is set). `onLost`
+ * runs when an active process loses its lock connection: another process may be active already.
+ * Without `rejoin` the caller must stop holding sessions (the gateway stops; main.ts exits); with it
+ * (cluster mode, where the lock only elects the leader) the lease is a standby's again and
+ * `whenActive` waits for the next win.
  */
 export async function acquireActiveLease(
   databaseUrl: string,
@@ -163,9 +180,10 @@ export async function acquireActiveLease(
   pollMs: number,
   log: FastifyBaseLogger,
   onLost: (error: Error) => void,
+  { rejoin = false }: { rejoin?: boolean } = {},
 ): Promise<ActiveLease> {
   if (databaseUrl.startsWith('sqlite:')) return new AlwaysActive();
-  const lease = new AdvisoryLease(databaseUrl, `waygate:${schema ?? 'public'}`, pollMs, log, onLost);
+  const lease = new AdvisoryLease(databaseUrl, `waygate:${schema ?? 'public'}`, pollMs, log, onLost, rejoin);
   await lease.start();
   return lease;
 }

@@ -34,6 +34,7 @@ export const alertsModule: ModuleFactory = (deps) => {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  let leading = false;
   // One round at a time: the next is scheduled when the previous ends.
   const tick = () => {
     running = alerts
@@ -41,21 +42,28 @@ export const alertsModule: ModuleFactory = (deps) => {
       .catch((error: unknown) => deps.log.warn({ err: error }, 'alert evaluation failed'))
       .finally(() => {
         running = undefined;
-        if (!stopped) timer = setTimeout(tick, deps.config.admin.alertEvalIntervalMs);
+        if (!stopped && leading) timer = setTimeout(tick, deps.config.admin.alertEvalIntervalMs);
       });
+  };
+  const halt = async () => {
+    leading = false;
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    await running;
   };
   return {
     name: 'alerts',
     routes: [alertRoutes(alerts)],
     start() {
       // Only the active process evaluates (start runs when it becomes active).
+      leading = true;
       if (!stopped && !timer && !running) timer = setTimeout(tick, deps.config.admin.alertEvalIntervalMs);
       return Promise.resolve();
     },
+    standDown: halt,
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
+      await halt();
     },
   };
 };

@@ -19,6 +19,7 @@ export const backfillModule: ModuleFactory = (deps) => {
     routes: [backfillRoutes(backfill)],
     // Jobs run in the active process only; start resumes the unfinished ones.
     start: () => backfill.start(),
+    standDown: () => backfill.standDown(),
     stop: () => backfill.stop(),
   };
 };

@@ -167,6 +167,13 @@ export class BackfillService {
     await Promise.all([...this.running.values()].map((run) => run.done));
   }
 
+  /** Cluster mode: this process no longer leads; its jobs halt between two events (the new leader resumes them). */
+  async standDown(): Promise<void> {
+    this.started = false;
+    await this.stop();
+    this.stopped = false;
+  }
+
   private launch(job: BackfillJobRow): void {
     if (this.running.has(job.id)) return;
     const run: Running = { cancelled: false, done: Promise.resolve() };
