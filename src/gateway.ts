@@ -496,8 +496,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
           });
           whenLeading();
         };
-        if (lease.role === 'active') await lead();
-        else whenLeading();
+        if (lease.role === 'active') {
+          turns = lead();
+          await turns;
+        } else whenLeading();
       } else if (lease.role === 'active') await takeOver();
       else
         void lease
