@@ -17,17 +17,12 @@ export const sendingModule: ModuleFactory = (deps) => {
   // Cluster mode: a batch runs where its instance's session is, and moves with it.
   batches.runWhere((instanceId) => deps.sessions.mayHold(instanceId));
   deps.sessions.onMove({ arrived: (id) => batches.resumeInstance(id), leaving: (id) => batches.halt(id) });
-  let resumed = false;
   return {
     name: 'sending',
     routes: [sendRoutes(deps.sending, batches, deps.config.media, deps.mediaAdmission), messageRoutes(deps.sending)],
-    // Unfinished batches carry on where they stopped; once (in cluster mode they then follow their
-    // instances: leading again must not count a running batch's item as interrupted).
-    async start() {
-      if (resumed) return;
-      resumed = true;
-      await batches.resume();
-    },
+    // Unfinished batches carry on where they stopped. In cluster mode each instance's batches resume
+    // as it arrives (above): leading must not count a running batch's item as interrupted.
+    ...(deps.clusterTopic ? {} : { start: () => batches.resume() }),
     stop: () => batches.stop(),
   };
 };
