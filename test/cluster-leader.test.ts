@@ -3,6 +3,7 @@
  * elects the leader there, so that process stops leading and tries to lead again; it goes on
  * serving the instances it holds, and admin routes answer through every process once one leads.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   clusterEnv,
@@ -12,7 +13,9 @@ import {
   waitFor,
   type TestCluster,
   type TestGateway,
+  PG_URL,
 } from './support/gateway.js';
+import { WebhookReceiver } from './support/receiver.js';
 
 describe('the cluster leader loses its lock connection', () => {
   let cluster: TestCluster;
@@ -93,4 +96,95 @@ describe('the cluster leader loses its lock connection', () => {
       expect(listed.status).toBe(200);
     }
   });
+
+  it('a process kept from leading halts its backfill, and carries it on when it leads again', async () => {
+    const solo = await startCluster(1, clusterEnv());
+    const receiver = new WebhookReceiver();
+    await receiver.start();
+    const blocker = new pg.Client({ connectionString: PG_URL });
+    await blocker.connect();
+    try {
+      const gw = solo.gateways[0]!;
+      const since = new Date(Date.now() - 1000).toISOString();
+      const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: receiver.url });
+      for (let i = 0; i < 12; i += 1) {
+        expect((await gw.api('POST', '/api/v1/send/text', { key: a.token, body: { number: uniqueNumber(), text: `m${i}` } })).status).toBe(
+          200,
+        );
+      }
+      const redelivered = () => receiver.events('SEND_MESSAGE').filter((event) => event.redelivered === true).length;
+      await waitFor(() => (receiver.events('SEND_MESSAGE').length >= 12 ? true : undefined), 10_000, 'the sends delivered');
+      const job = await gw.api('POST', '/api/v1/admin/backfill', {
+        key: gw.adminKey,
+        body: { instanceId: a.id, since, events: ['SEND_MESSAGE'], target: 'webhook', ratePerSecond: 4 },
+      });
+      expect(job.status).toBe(202);
+      await waitFor(() => (redelivered() >= 2 ? true : undefined), 10_000, 'the backfill under way');
+
+      // The lock's connection ends and the test takes the lock before the process tries again.
+      const holder = await (async () =>
+        (
+          await solo.query<{ pid: number }>(
+            `select a.pid from pg_stat_activity a join pg_locks l on l.pid = a.pid
+              where a.application_name = 'waygate:${solo.schema}' and l.locktype = 'advisory' and l.granted`,
+          )
+        )[0]!.pid)();
+      await blocker.query(`select pg_terminate_backend(${holder})`);
+      await waitFor(
+        async () =>
+          (await blocker.query<{ won: boolean }>('select pg_try_advisory_lock(hashtext($1)) as won', [`waygate:${solo.schema}`])).rows[0]!
+            .won || undefined,
+        5_000,
+        'the test holds the lock',
+      );
+      await waitFor(() => (gw.cluster!.node.leaderPlacement()?.here === true ? undefined : true), 5_000, 'the process stood down');
+
+      // Not leading, it sends no more of the backfill (counted over lease renewals, a quarter second each).
+      const leaseExpiry = async () =>
+        Number(
+          (
+            await solo.query<{ expires_at: string }>(
+              `select expires_at from "${solo.schema}".instance_leases where instance_id = '${a.id}'`,
+            )
+          )[0]!.expires_at,
+        );
+      const renewals = async (count: number) => {
+        let seen = 0;
+        let last = await leaseExpiry();
+        await waitFor(
+          async () => {
+            const now = await leaseExpiry();
+            if (now > last) seen += 1;
+            last = now;
+            return seen >= count ? true : undefined;
+          },
+          10_000,
+          `${count} lease renewals`,
+        );
+      };
+      await renewals(2);
+      const halted = redelivered();
+      expect(halted).toBeLessThan(12);
+      await renewals(4);
+      expect(redelivered()).toBe(halted);
+
+      // The test lets the lock go: the process leads again and the job completes.
+      await blocker.query('select pg_advisory_unlock(hashtext($1))', [`waygate:${solo.schema}`]);
+      const done = await waitFor(
+        async () => {
+          const view = await gw.api('GET', `/api/v1/admin/backfill/${job.body.jobId}`, { key: gw.adminKey });
+          return view.body.status === 'completed' ? view.body : undefined;
+        },
+        20_000,
+        'the backfill completed',
+      );
+      expect(done).toMatchObject({ delivered: 12, total: 12 });
+      expect(gw.cluster!.node.leaderPlacement()?.here).toBe(true);
+      expect(redelivered()).toBe(12);
+    } finally {
+      await blocker.end();
+      await receiver.stop();
+      await solo.stop();
+    }
+  }, 60_000);
 });
