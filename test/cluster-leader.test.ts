@@ -121,20 +121,21 @@ describe('the cluster leader loses its lock connection', () => {
       expect(job.status).toBe(202);
       await waitFor(() => (redelivered() >= 2 ? true : undefined), 10_000, 'the backfill under way');
 
-      // The lock's connection ends and the test takes the lock before the process tries again.
-      const holder = await (async () =>
-        (
-          await solo.query<{ pid: number }>(
-            `select a.pid from pg_stat_activity a join pg_locks l on l.pid = a.pid
-              where a.application_name = 'waygate:${solo.schema}' and l.locktype = 'advisory' and l.granted`,
-          )
-        )[0]!.pid)();
-      await blocker.query(`select pg_terminate_backend(${holder})`);
+      // The lock's connection ends and the test takes the lock (should the process win it back
+      // first, its new connection is ended too).
+      const lockKey = `waygate:${solo.schema}`;
       await waitFor(
-        async () =>
-          (await blocker.query<{ won: boolean }>('select pg_try_advisory_lock(hashtext($1)) as won', [`waygate:${solo.schema}`])).rows[0]!
-            .won || undefined,
-        5_000,
+        async () => {
+          const won = await blocker.query<{ won: boolean }>('select pg_try_advisory_lock(hashtext($1)) as won', [lockKey]);
+          if (won.rows[0]!.won) return true;
+          await blocker.query(
+            `select pg_terminate_backend(a.pid) from pg_stat_activity a join pg_locks l on l.pid = a.pid
+              where a.application_name = $1 and l.locktype = 'advisory' and l.granted`,
+            [lockKey],
+          );
+          return undefined;
+        },
+        10_000,
         'the test holds the lock',
       );
       await waitFor(() => (gw.cluster!.node.leaderPlacement()?.here === true ? undefined : true), 5_000, 'the process stood down');
@@ -169,7 +170,7 @@ describe('the cluster leader loses its lock connection', () => {
       expect(redelivered()).toBe(halted);
 
       // The test lets the lock go: the process leads again and the job completes.
-      await blocker.query('select pg_advisory_unlock(hashtext($1))', [`waygate:${solo.schema}`]);
+      await blocker.query('select pg_advisory_unlock(hashtext($1))', [lockKey]);
       const done = await waitFor(
         async () => {
           const view = await gw.api('GET', `/api/v1/admin/backfill/${job.body.jobId}`, { key: gw.adminKey });

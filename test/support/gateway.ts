@@ -207,14 +207,28 @@ export async function createInstance(gw: ApiTarget, body: Record<string, unknown
   return { id: res.body.instanceId, name: res.body.instanceName, token: res.body.token, webhookSecret: res.body.webhookSecret };
 }
 
-/** Creates a sandbox instance and links it to `number` through connect + the sandbox scan route. */
+/**
+ * Creates a sandbox instance and links it to `number` through connect + the sandbox scan route. In
+ * cluster mode a new instance may move between processes meanwhile: as a client would, a 503
+ * `instance_moving` is tried again, connect and scan both (a move drops the QR the previous owner showed).
+ */
 export async function connectedInstance(gw: ApiTarget, number: string, body: Record<string, unknown> = {}): Promise<TestInstance> {
   const instance = await createInstance(gw, body);
-  const connect = await gw.api('POST', '/api/v1/instance/connect', { key: instance.token });
-  if (connect.status !== 200) throw new Error(`connect failed: ${connect.status} ${JSON.stringify(connect.body)}`);
-  const scan = await gw.api('POST', '/api/v1/sandbox/scan', { key: gw.adminKey, body: { instanceId: instance.id, number } });
-  if (scan.status !== 200) throw new Error(`scan failed: ${scan.status} ${JSON.stringify(scan.body)}`);
-  return { ...instance, number };
+  let moved = false;
+  for (let attempt = 0; attempt < 20; attempt += 1) {
+    const connect = await gw.api('POST', '/api/v1/instance/connect', { key: instance.token });
+    if (connect.status === 200) {
+      const scan = await gw.api('POST', '/api/v1/sandbox/scan', { key: gw.adminKey, body: { instanceId: instance.id, number } });
+      if (scan.status === 200) return { ...instance, number };
+      const retry = (scan.status === 503 && scan.body?.code === 'instance_moving') || (scan.status === 409 && moved);
+      if (!retry) throw new Error(`scan failed: ${scan.status} ${JSON.stringify(scan.body)}`);
+    } else if (connect.status !== 503 || connect.body?.code !== 'instance_moving') {
+      throw new Error(`connect failed: ${connect.status} ${JSON.stringify(connect.body)}`);
+    }
+    moved = true;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`could not link ${instance.id}: it kept moving`);
 }
 
 let numberSeq = 0;
