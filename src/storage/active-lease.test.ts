@@ -3,6 +3,7 @@
  * standby that lost the database for a while takes the lock once it is back, and an active process
  * whose lock connection ends says so.
  */
+import net from 'node:net';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -54,9 +55,16 @@ describe('the active-process lock on PostgreSQL', () => {
     const { proxy, url } = await relay();
     const standby = await lease(url, schema);
     expect(standby.role).toBe('standby');
-    // The database goes away for several tries (its connection ends, new ones are refused)...
+    // The database goes away (its connection ends) and every new connection fails, for three tries...
     await proxy.stop();
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS * 6));
+    let refused = 0;
+    const away = net.createServer((socket) => {
+      refused += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => away.listen(proxy.port, '127.0.0.1', resolve));
+    await waitFor(() => (refused >= 3 ? true : undefined), 10_000, 'three failed tries');
+    await new Promise((resolve) => away.close(resolve));
     // ...comes back, and the process that held the lock lets it go.
     await proxy.start();
     await other.query('select pg_advisory_unlock(hashtext($1))', [`waygate:${schema}`]);
