@@ -7,7 +7,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Clock } from './clock.js';
-import type { ClusterTopic } from './cluster/channel.js';
 import type { ClusterForwarding } from './cluster/routing.js';
 import type { Config } from './config.js';
 import type { EventBus } from './events/bus.js';
@@ -27,6 +26,7 @@ import type { SandboxNetwork } from './network/sandbox/network.js';
 import type { SandboxWorld } from './network/sandbox/world.js';
 import type { SessionRegistry } from './sessions/registry.js';
 import type { Storage } from './storage/db.js';
+import type { Topic } from './topic.js';
 
 /** An instance's health score (health/): 0 to 100 with the reasons that lowered it. */
 export interface HealthSource {
@@ -75,7 +75,7 @@ export interface ModuleDeps {
   /** Waits of background work (tests pass their own). */
   sleep: (ms: number) => Promise<void>;
   /** Cluster mode only: a topic between the gateway's processes (Redis pub/sub, best-effort). */
-  clusterTopic?: (name: string) => ClusterTopic;
+  clusterTopic?: (name: string) => Topic;
   /** Cluster mode only: requests other processes passed on, and passing a refused one to its instance's owner. */
   clusterForwarding?: ClusterForwarding;
 }

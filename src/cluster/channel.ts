@@ -6,13 +6,7 @@
  */
 import { Redis } from 'ioredis';
 import type { FastifyBaseLogger } from 'fastify';
-
-/** One topic: the shape of `RelayTransport` (events/sinks/relay.ts) and of the sandbox's span transport. */
-export interface ClusterTopic {
-  readonly description: string;
-  publish(payload: string): void;
-  subscribe(onMessage: (payload: string) => void): void;
-}
+import type { Topic } from '../topic.js';
 
 export class ClusterChannel {
   private readonly publisher: Redis;
@@ -48,7 +42,7 @@ export class ClusterChannel {
     if (this.publisher.status !== 'ready') await new Promise((resolve) => this.publisher.once('ready', resolve));
   }
 
-  topic(name: string): ClusterTopic {
+  topic(name: string): Topic {
     return {
       description: `redis channel ${this.channel} (${name})`,
       publish: (payload) => {

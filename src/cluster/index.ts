@@ -13,7 +13,8 @@ import type { OutboxStore } from '../events/outbox.js';
 import type { InstanceService } from '../instance-registry/service.js';
 import type { SessionRegistry } from '../sessions/registry.js';
 import type { Storage } from '../storage/db.js';
-import { ClusterChannel, type ClusterTopic } from './channel.js';
+import type { Topic } from '../topic.js';
+import { ClusterChannel } from './channel.js';
 import { ClusterNode } from './node.js';
 import { ClusterRepo } from './repo.js';
 import { ClusterRouting } from './routing.js';
@@ -86,7 +87,7 @@ export class Cluster {
   }
 
   /** A topic between the processes (live events, sandbox deliveries). */
-  topic(name: string): ClusterTopic {
+  topic(name: string): Topic {
     return this.channel.topic(name);
   }
 

@@ -12,7 +12,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.js';
 import type { DurableSink, LiveSink, RetryPolicy } from './sink.js';
 import type { BrokerSinkOptions } from './sinks/broker.js';
-import { EventRelay, type LocalPush, type RelayTransport } from './sinks/relay.js';
+import type { Topic } from '../topic.js';
+import { EventRelay, type LocalPush } from './sinks/relay.js';
 
 export interface Channels {
   durable: DurableSink[];
@@ -34,7 +35,7 @@ export async function createChannels(config: Config, log: FastifyBaseLogger, loc
   const connectionName = (prefix: string) => `waygate ${prefix} ${os.hostname()}:${process.pid}`;
 
   const durable: DurableSink[] = [];
-  let relayTransport: RelayTransport | undefined;
+  let relayTransport: Topic | undefined;
 
   if (config.queueBrokerUrl) {
     const { AmqpSink } = await import('./sinks/amqp.js');

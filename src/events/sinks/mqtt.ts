@@ -15,7 +15,7 @@ import { backoffDelay } from '../../retry.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
 import { describeError, LinkState, withDeadline, type BrokerSinkOptions, type ChannelHealth } from './broker.js';
-import type { RelayTransport } from './relay.js';
+import type { Topic } from '../../topic.js';
 
 export interface MqttSinkOptions extends BrokerSinkOptions {
   url: string;
@@ -109,7 +109,7 @@ export class MqttSink implements DurableSink {
   }
 
   /** Live events between gateway processes on `<prefix>/relay`, QoS 0, never our own back (no-local). */
-  relayTransport(): RelayTransport {
+  relayTransport(): Topic {
     const topic = this.names.relayTopic;
     return {
       description: `mqtt topic ${topic}`,

@@ -32,7 +32,7 @@ import { backoffDelay } from '../../retry.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
 import { describeError, LinkState, pause, withDeadline, type BrokerSinkOptions, type ChannelHealth } from './broker.js';
-import type { RelayTransport } from './relay.js';
+import type { Topic } from '../../topic.js';
 
 export interface NatsSinkOptions extends BrokerSinkOptions {
   url: string;
@@ -144,7 +144,7 @@ export class NatsSink implements DurableSink {
   }
 
   /** Live events between gateway processes on the core subject `<prefix>.relay` (never stored). */
-  relayTransport(): RelayTransport {
+  relayTransport(): Topic {
     const subject = this.names.relaySubject;
     return {
       description: `nats subject ${subject}`,

@@ -15,7 +15,7 @@ import type { Instance } from '../../instance-registry/service.js';
 import type { OutboxEntry } from '../envelope.js';
 import { DeliveryError, type DurableSink, type RetryPolicy } from '../sink.js';
 import { describeError, LinkState, withDeadline, type BrokerSinkOptions, type ChannelHealth } from './broker.js';
-import type { RelayTransport } from './relay.js';
+import type { Topic } from '../../topic.js';
 
 export interface RedisSinkOptions extends BrokerSinkOptions {
   url: string;
@@ -123,7 +123,7 @@ export class RedisSink implements DurableSink {
   }
 
   /** Live events between gateway processes on `<prefix>relay` (a second, subscribing connection). */
-  relayTransport(): RelayTransport {
+  relayTransport(): Topic {
     const channel = this.names.relayChannel;
     return {
       description: `redis channel ${channel}`,

@@ -9,18 +9,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Topic } from '../../topic.js';
 import type { OutboxEntry } from '../envelope.js';
 import type { LiveSink } from '../sink.js';
-
-/** A fire-and-forget message channel shared by every gateway process. */
-export interface RelayTransport {
-  /** Where the relay travels, for logs (e.g. `redis channel waygate:relay`). */
-  readonly description: string;
-  /** Sends one message; never throws (a lost relay message is a lost live event, nothing more). */
-  publish(payload: string): void;
-  /** Starts delivering the messages of every process, this one included. */
-  subscribe(onMessage: (payload: string) => void): void;
-}
 
 /** The process-local receivers of relayed events (the WebSocket hub). */
 export interface LocalPush {
@@ -52,7 +43,7 @@ export class EventRelay implements LiveSink {
   readonly origin = randomUUID();
 
   constructor(
-    private readonly transport: RelayTransport,
+    private readonly transport: Topic,
     private readonly local: LocalPush,
     private readonly log: FastifyBaseLogger,
   ) {

@@ -7,17 +7,10 @@ import { createHash, randomFillSync, randomInt, randomUUID } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Clock } from '../../clock.js';
 import { errors } from '../../errors.js';
+import type { Topic } from '../../topic.js';
 import { isGroupJid, STATUS_JID, toJid, type CanonicalEvent, type EventMedia, type MessageKey } from '../port.js';
 import type { IncomingMessage, SandboxSession } from './session.js';
-import {
-  mediaFromWire,
-  mediaToWire,
-  parseSpanMessage,
-  type SandboxSpanLogger,
-  type SandboxSpanTransport,
-  type SpanMessage,
-  type SpanPresence,
-} from './span.js';
+import { mediaFromWire, mediaToWire, parseSpanMessage, type SandboxSpanLogger, type SpanMessage, type SpanPresence } from './span.js';
 
 /** Random bytes drawn once per 256 message ids (one call into the system's generator, not one per id). */
 const ID_BYTES = 10;
@@ -48,7 +41,7 @@ export class SandboxNetwork {
   /** Display names of virtual contacts (default: the number). */
   private readonly names = new Map<string, string>();
   /** Set by span(): where deliveries to numbers not linked here go (span.ts). */
-  private spanTransport: SandboxSpanTransport | undefined;
+  private spanTransport: Topic | undefined;
   private spanLog: SandboxSpanLogger | undefined;
   /** Tells this process's own span messages apart. */
   readonly spanOrigin = randomUUID();
@@ -135,7 +128,7 @@ export class SandboxNetwork {
    * to a number not linked to a connected session here is published there, and what the other
    * processes publish is delivered here when the number is linked to a connected session here.
    */
-  span(transport: SandboxSpanTransport, log?: SandboxSpanLogger): void {
+  span(transport: Topic, log?: SandboxSpanLogger): void {
     if (this.spanTransport) throw new Error(`the sandbox network already spans processes on ${this.spanTransport.description}`);
     this.spanTransport = transport;
     this.spanLog = log;

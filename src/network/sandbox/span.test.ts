@@ -11,7 +11,7 @@ import { eventMediaOf, toJid, type CanonicalEvent, type SessionHost } from '../p
 import { SandboxDriver } from './driver.js';
 import { SandboxNetwork } from './network.js';
 import type { SandboxSession } from './session.js';
-import type { SandboxSpanTransport } from './span.js';
+import type { Topic } from '../../topic.js';
 import { SandboxWorld } from './world.js';
 import { MemoryWorldStore } from './world-store.js';
 
@@ -39,7 +39,7 @@ class MemoryHub {
   private readonly subscribers: ((payload: string) => void)[] = [];
   readonly published: string[] = [];
 
-  transport(): SandboxSpanTransport {
+  transport(): Topic {
     return {
       description: 'memory hub',
       publish: (payload) => {
@@ -54,7 +54,7 @@ class MemoryHub {
 }
 
 /** Redis pub/sub on one channel (the test's stand-in for the production transport in src/cluster/). */
-class RedisTestTransport implements SandboxSpanTransport {
+class RedisTestTransport implements Topic {
   readonly description: string;
   private readonly pub: Redis;
   private readonly sub: Redis;
@@ -93,7 +93,7 @@ interface Phone {
 }
 
 /** One gateway process's sandbox: its network, world and driver. */
-function processOf(transport?: SandboxSpanTransport, debug?: (details: object, message: string) => void) {
+function processOf(transport?: Topic, debug?: (details: object, message: string) => void) {
   const network = new SandboxNetwork(systemClock, () => Promise.resolve());
   const world = new SandboxWorld(network, new MemoryWorldStore());
   const driver = new SandboxDriver(network, TIMING, world);

@@ -17,16 +17,6 @@
 import type { CanonicalEvent, EventMedia } from '../port.js';
 import type { IncomingMessage } from './session.js';
 
-/** A fire-and-forget message channel shared by every gateway process (the shape of the events' RelayTransport). */
-export interface SandboxSpanTransport {
-  /** Where the messages travel, for logs (e.g. `redis channel waygate:sandbox`). */
-  readonly description: string;
-  /** Sends one message; never throws. */
-  publish(payload: string): void;
-  /** Starts delivering the messages of every process, this one included. */
-  subscribe(onMessage: (payload: string) => void): void;
-}
-
 /** Where the span reports what it drops (a pino/Fastify logger fits). */
 export interface SandboxSpanLogger {
   debug(details: object, message: string): void;

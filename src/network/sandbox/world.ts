@@ -40,7 +40,7 @@ import {
 } from '../port.js';
 import { carriesUpdate } from '../message-kinds.js';
 import type { SandboxNetwork } from './network.js';
-import type { SandboxSpanTransport } from './span.js';
+import type { Topic } from '../../topic.js';
 import type { WorldDocument, WorldDocumentKind, WorldStore } from './world-store.js';
 
 /**
@@ -287,7 +287,7 @@ export class SandboxWorld {
    * process stores is announced on `topic`; what another process announces is read again from the
    * database and replaces the copy here (a chat's messages and unread count, kept in memory, stay).
    */
-  share(topic: SandboxSpanTransport, log: { warn(details: object, message: string): void }): void {
+  share(topic: Topic, log: { warn(details: object, message: string): void }): void {
     const origin = randomUUID();
     this.announce = (kind, id) => topic.publish(`${origin}\n${kind}\n${id}`);
     topic.subscribe((payload) => {
