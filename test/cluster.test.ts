@@ -4,53 +4,36 @@
  * instance, two instances held by different gateways talk to each other, and a gateway that leaves
  * hands its instances over to the others without losing an event.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropSchema } from '../src/storage/db.js';
 import {
-  PG_URL,
   clusterEnv,
   connectedInstance,
-  newSchemaName,
-  startGateway,
+  startCluster,
   uniqueNumber,
   waitFor,
+  type TestCluster,
   type TestGateway,
   type TestInstance,
 } from './support/gateway.js';
 import { WebhookReceiver } from './support/receiver.js';
 
-const schema = newSchemaName();
 const env = clusterEnv({ BATCH_MIN_INTERVAL_MS: '50' });
 
-let db: pg.Pool;
-async function owners(): Promise<Map<string, string | null>> {
-  const { rows } = await db.query<{ instance_id: string; owner: string | null }>(
-    `select instance_id, case when expires_at > (extract(epoch from clock_timestamp()) * 1000)::bigint then owner end as owner from "${schema}".instance_leases`,
-  );
-  return new Map(rows.map((row) => [row.instance_id, row.owner]));
-}
-
 describe('cluster mode: every process active on one PostgreSQL and Redis', () => {
-  const gateways: TestGateway[] = [];
+  let cluster: TestCluster;
+  let gateways: TestGateway[];
   const receiver = new WebhookReceiver();
+  const owners = () => cluster.owners();
 
   beforeAll(async () => {
-    db = new pg.Pool({ connectionString: PG_URL, max: 2 });
     await receiver.start();
-    for (let i = 0; i < 3; i += 1) gateways.push(await startGateway({ dialect: 'postgres', schema, keepSchema: true, env }));
-    await waitFor(
-      async () => ((await db.query(`select count(*)::int as n from "${schema}".cluster_nodes`)).rows[0].n === 3 ? true : undefined),
-      30_000,
-      'three nodes announced',
-    );
+    cluster = await startCluster(3, env);
+    gateways = cluster.gateways;
   }, 60_000);
 
   afterAll(async () => {
-    for (const gw of gateways) await gw.stop().catch(() => undefined);
+    await cluster.stop();
     await receiver.stop();
-    await db.end();
-    await dropSchema(PG_URL, schema);
   }, 60_000);
 
   it('spreads instances, answers for any instance anywhere, and hands over cleanly when a process leaves', async () => {

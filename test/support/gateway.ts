@@ -72,7 +72,7 @@ export interface TestCluster {
   schema: string;
   /** Rows of a query on the cluster's database (write "${schema}".table). */
   query<T extends object>(text: string): Promise<T[]>;
-  /** Which node holds each leased instance now. */
+  /** Which node holds each instance now (leases that have expired count as held by none). */
   owners(): Promise<Map<string, string>>;
   stop(): Promise<void>;
 }
@@ -88,7 +88,9 @@ export async function startCluster(count: number, env: Record<string, string> = 
     schema,
     query,
     async owners() {
-      const rows = await query<{ instance_id: string; owner: string }>(`select instance_id, owner from "${schema}".instance_leases`);
+      const rows = await query<{ instance_id: string; owner: string }>(
+        `select instance_id, owner from "${schema}".instance_leases where expires_at > (extract(epoch from clock_timestamp()) * 1000)::bigint`,
+      );
       return new Map(rows.map((row) => [row.instance_id, row.owner]));
     },
     async stop() {
