@@ -84,7 +84,8 @@ describe('failover groups across the processes of a cluster', () => {
     );
   });
 
-  it('members held by different processes share the sends (round-robin), through every process', async () => {
+  /** Two connected instances held by different processes. */
+  async function heldApart(): Promise<[TestInstance, TestInstance]> {
     const instances: TestInstance[] = [];
     for (let i = 0; i < 6; i += 1) instances.push(await connectedInstance(gateways[i % 2]!, uniqueNumber()));
     const owners = await waitFor(
@@ -98,6 +99,34 @@ describe('failover groups across the processes of a cluster', () => {
     const here = instances[0]!;
     const elsewhere = instances.find((i) => owners.get(i.id) !== owners.get(here.id));
     if (!elsewhere) throw new Error('all six instances are held by one process');
+    return [here, elsewhere];
+  }
+
+  it('a sticky recipient keeps its member when that member is held by another process', async () => {
+    const [here, elsewhere] = await heldApart();
+    const created = await gateways[0]!.api('POST', '/api/v1/admin/failover-groups', {
+      key: gateways[0]!.adminKey,
+      body: { name: uniqueName('group'), members: [here.id, elsewhere.id], policy: 'round-robin', sticky: true },
+    });
+    expect(created.status).toBe(201);
+    const { token } = created.body as { token: string };
+    const senderOf = async (gw: TestGateway, number: string) => {
+      const sent = await gw.api('POST', '/api/v1/send/text', { key: token, body: { number, text: 'sticky' } });
+      expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+      return (sent.body as { instanceId: string }).instanceId;
+    };
+    // Round-robin hands the first recipient to the first member and the second to the other one;
+    // from then on each recipient keeps its member, whichever process the send comes through.
+    const [first, second] = [uniqueNumber(), uniqueNumber()];
+    expect(await senderOf(gateways[0]!, first)).toBe(here.id);
+    expect(await senderOf(gateways[0]!, second)).toBe(elsewhere.id);
+    const again: string[] = [];
+    for (let i = 0; i < 3; i += 1) for (const gw of gateways) again.push(await senderOf(gw, second), await senderOf(gw, first));
+    expect(again).toEqual(Array.from({ length: 6 }, () => [elsewhere.id, here.id]).flat());
+  });
+
+  it('members held by different processes share the sends (round-robin), through every process', async () => {
+    const [here, elsewhere] = await heldApart();
     const created = await gateways[0]!.api('POST', '/api/v1/admin/failover-groups', {
       key: gateways[0]!.adminKey,
       body: { name: uniqueName('group'), members: [here.id, elsewhere.id], policy: 'round-robin', sticky: false },

@@ -365,7 +365,12 @@ export class FailoverService implements SendRouter {
           [MEMBER_HEADER]: member.id,
           [TRIED_HEADER]: [...tried].join(','),
         });
-        if (passedOn) throw error;
+        if (passedOn) {
+          // The member's process sends and stores the assignment; this process picks the group's
+          // next sends (it holds the first member), so it keeps the recipient's member too.
+          if (group.sticky && recipient !== undefined) this.remember(group.id, recipient, member.id, { store: false });
+          throw error;
+        }
         refusal = error;
       } finally {
         load.inFlight -= 1;
@@ -450,12 +455,13 @@ export class FailoverService implements SendRouter {
     return best;
   }
 
-  private remember(groupId: string, recipient: string, instanceId: string): void {
+  private remember(groupId: string, recipient: string, instanceId: string, { store = true } = {}): void {
     const key = `${groupId}\u0000${recipient}`;
     if (this.stickyMembers.get(key) === instanceId) return;
     this.stickyMembers.delete(key);
     this.stickyMembers.set(key, instanceId);
     if (this.stickyMembers.size > MAX_STICKY) this.stickyMembers.delete(this.stickyMembers.keys().next().value!);
+    if (!store) return;
     // Kept across restarts; written only when the member changes, never waited for by the send.
     const write = this.deps.repo
       .setSticky(groupId, recipient, instanceId, this.deps.clock.now())
