@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registerErrorHandling } from '../http/errors.js';
 import { freePort } from '../../test/support/process.js';
 import { attachUpload, takeUpload } from '../media/upload.js';
@@ -116,6 +116,8 @@ describe('a body kept for passing on after the handler used it (failover group s
   let away: ClusterRouting;
   let sender: FastifyInstance;
   const bytes = Buffer.from('the bytes of an uploaded file');
+  /** For each request passed on, how many requests the owner had seen when `settled` was called. */
+  const settledAt: number[] = [];
 
   beforeAll(async () => {
     away = new ClusterRouting(
@@ -140,7 +142,8 @@ describe('a body kept for passing on after the handler used it (failover group s
         body.media.base64 = undefined;
       }
       const refusal = away.refusal('an-instance-held-elsewhere');
-      if (!away.forwardWith(refusal, request, { 'x-waygate-failover-member': 'm1' })) return { servedHere: true };
+      const settled = () => settledAt.push(seen.length);
+      if (!away.forwardWith(refusal, request, { 'x-waygate-failover-member': 'm1' }, settled)) return { servedHere: true };
       throw refusal;
     });
     await sender.listen({ port: 0, host: '127.0.0.1' });
@@ -158,6 +161,8 @@ describe('a body kept for passing on after the handler used it (failover group s
     const res = await post({ to: 'x', media: { base64: 'QUJD' } });
     expect(res.statusCode).toBe(201);
     expect(seen.at(-1)).toMatchObject({ proof: true, pinned: 'm1', body: { to: 'x', media: { base64: 'QUJD' } } });
+    // Told once, after the owner had the request (once the answer has streamed back: just after the client has it).
+    await vi.waitFor(() => expect(settledAt).toEqual([seen.length]));
   });
 
   it('an uploaded file goes on as base64 in a JSON body', async () => {

@@ -45,7 +45,10 @@ export class ClusterRouting implements RequestRouting {
   private readonly proof: Buffer;
   private readonly agent: Agent;
   /** Refusals for instances held elsewhere: the instance, and headers its owner gets with the request. */
-  private readonly refusals = new WeakMap<Error, { instanceId: string; headers?: Record<string, string>; body?: string }>();
+  private readonly refusals = new WeakMap<
+    Error,
+    { instanceId: string; headers?: Record<string, string>; body?: string; settled?: () => void }
+  >();
   /** Requests that may be passed on after their handler used the body: the body as it arrived (once read). */
   private readonly kept = new WeakMap<FastifyRequest, { body?: unknown }>();
 
@@ -110,9 +113,10 @@ export class ClusterRouting implements RequestRouting {
    * error reaches the error handler the request goes to the owner with `headers` (named
    * `x-waygate-...`) added. False when it cannot go (not such a refusal, a body that is not
    * JSON and was not kept, a kept body that as JSON passes the route's body limit, too many hops):
-   * the caller handles the refusal itself.
+   * the caller handles the refusal itself. When true, `settled` is called once the owner's answer
+   * has gone back to the client (or the request could not go after all).
    */
-  forwardWith(error: unknown, request: FastifyRequest, headers: Record<string, string>): boolean {
+  forwardWith(error: unknown, request: FastifyRequest, headers: Record<string, string>, settled?: () => void): boolean {
     const refused = error instanceof Error ? this.refusals.get(error) : undefined;
     if (!refused || !this.forwardable(request)) return false;
     const kept = this.kept.get(request)?.body;
@@ -123,6 +127,7 @@ export class ClusterRouting implements RequestRouting {
       refused.body = body;
     }
     refused.headers = headers;
+    if (settled) refused.settled = settled;
     return true;
   }
 
@@ -140,12 +145,17 @@ export class ClusterRouting implements RequestRouting {
    */
   async serveElsewhere(error: AppError, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
     const refused = this.refusals.get(error);
-    if (refused === undefined || reply.sent || !this.forwardable(request)) return false;
-    const where = await this.target.place(refused.instanceId, this.hops(request)).catch(() => undefined);
-    if (!where || where.here) return false;
-    const body = refused.body ?? (request.body === undefined || request.body === null ? null : JSON.stringify(request.body));
-    await this.forward(request, reply, where.address, body, refused.headers);
-    return true;
+    if (refused === undefined) return false;
+    try {
+      if (reply.sent || !this.forwardable(request)) return false;
+      const where = await this.target.place(refused.instanceId, this.hops(request)).catch(() => undefined);
+      if (!where || where.here) return false;
+      const body = refused.body ?? (request.body === undefined || request.body === null ? null : JSON.stringify(request.body));
+      await this.forward(request, reply, where.address, body, refused.headers);
+      return true;
+    } finally {
+      refused.settled?.();
+    }
   }
 
   async forward(

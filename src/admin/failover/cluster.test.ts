@@ -125,6 +125,20 @@ describe('failover groups across the processes of a cluster', () => {
     expect(again).toEqual(Array.from({ length: 6 }, () => [elsewhere.id, here.id]).flat());
   });
 
+  it('least-loaded counts the sends it passed on to a member held by another process', async () => {
+    const [here, elsewhere] = await heldApart();
+    const created = await gateways[0]!.api('POST', '/api/v1/admin/failover-groups', {
+      key: gateways[0]!.adminKey,
+      body: { name: uniqueName('group'), members: [here.id, elsewhere.id], policy: 'least-loaded', sticky: false },
+    });
+    expect(created.status).toBe(201);
+    const senders: (string | number)[] = [];
+    for (let i = 0; i < 3; i += 1) senders.push(...(await sendersThroughEach((created.body as { token: string }).token)));
+    // One at a time, so each member's count of the last minute decides: they take turns.
+    expect(senders.filter((s) => s === here.id)).toHaveLength(3);
+    expect(senders.filter((s) => s === elsewhere.id)).toHaveLength(3);
+  });
+
   it('members held by different processes share the sends (round-robin), through every process', async () => {
     const [here, elsewhere] = await heldApart();
     const created = await gateways[0]!.api('POST', '/api/v1/admin/failover-groups', {

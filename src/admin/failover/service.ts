@@ -361,13 +361,19 @@ export class FailoverService implements SendRouter {
         // Only a send that never reached the network may go to the next member.
         if (sendOutcomeOf(error) !== 'refused') throw error;
         // Held by another process (cluster mode): the request goes there, to be tried with this member.
-        const passedOn = this.deps.forwarding?.forwardWith(error, request, {
-          [MEMBER_HEADER]: member.id,
-          [TRIED_HEADER]: [...tried].join(','),
-        });
+        const passedOn = this.deps.forwarding?.forwardWith(
+          error,
+          request,
+          { [MEMBER_HEADER]: member.id, [TRIED_HEADER]: [...tried].join(',') },
+          () => (load.inFlight -= 1),
+        );
         if (passedOn) {
-          // The member's process sends and stores the assignment; this process picks the group's
-          // next sends (it holds the first member), so it keeps the recipient's member too.
+          // The member's process sends (and stores a sticky assignment). This process picks the
+          // group's next sends (it holds the first member), so it counts the send as the member's,
+          // in flight until the answer has gone back, and keeps the recipient's member too.
+          load.inFlight += 1;
+          this.countSend(load);
+          this.lastServed.set(group.id, member.id);
           if (group.sticky && recipient !== undefined) this.remember(group.id, recipient, member.id, { store: false });
           throw error;
         }
