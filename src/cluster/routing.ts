@@ -33,6 +33,15 @@ function neverReached(error: unknown): boolean {
   return false;
 }
 
+/**
+ * On a request that may be passed on after its handler used the body: the body as it arrived (once
+ * read). A property of the request only this module knows, not a WeakMap: ephemerons keyed by
+ * short-lived objects make every scavenge longer.
+ */
+const KEPT = Symbol('kept body');
+const keptOf = (request: FastifyRequest): { body?: unknown } | undefined =>
+  (request as FastifyRequest & { [KEPT]?: { body?: unknown } })[KEPT];
+
 export interface RoutingTarget {
   place(instanceId: string, hops: number): Promise<Placement>;
   leaderPlacement(): Placement | undefined;
@@ -49,8 +58,6 @@ export class ClusterRouting implements RequestRouting {
     Error,
     { instanceId: string; headers?: Record<string, string>; body?: string; settled?: () => void }
   >();
-  /** Requests that may be passed on after their handler used the body: the body as it arrived (once read). */
-  private readonly kept = new WeakMap<FastifyRequest, { body?: unknown }>();
 
   constructor(
     secret: string,
@@ -99,12 +106,12 @@ export class ClusterRouting implements RequestRouting {
    * (`beforeHandler`), and passed on as JSON.
    */
   keepBody(request: FastifyRequest): void {
-    this.kept.set(request, {});
+    Object.defineProperty(request, KEPT, { value: {}, enumerable: false });
   }
 
   /** Called once the body is read and validated, before the handler: takes the snapshot `keepBody` asked for. */
   beforeHandler(request: FastifyRequest): void {
-    const kept = this.kept.get(request);
+    const kept = keptOf(request);
     if (kept && request.body !== undefined && request.body !== null) kept.body = snapshotBody(request.body);
   }
 
@@ -119,7 +126,7 @@ export class ClusterRouting implements RequestRouting {
   forwardWith(error: unknown, request: FastifyRequest, headers: Record<string, string>, settled?: () => void): boolean {
     const refused = error instanceof Error ? this.refusals.get(error) : undefined;
     if (!refused || !this.forwardable(request)) return false;
-    const kept = this.kept.get(request)?.body;
+    const kept = keptOf(request)?.body;
     if (kept !== undefined) {
       // A form's files travel as base64 (4/3 of their size): the owner would refuse what passes the limit.
       const body = JSON.stringify(kept);
@@ -133,7 +140,7 @@ export class ClusterRouting implements RequestRouting {
 
   private forwardable(request: FastifyRequest): boolean {
     const json = (request.headers['content-type'] ?? '').includes('json');
-    const body = request.body === undefined || request.body === null || json || this.kept.get(request)?.body !== undefined;
+    const body = request.body === undefined || request.body === null || json || keptOf(request)?.body !== undefined;
     return this.hops(request) < MAX_HOPS && body;
   }
 
