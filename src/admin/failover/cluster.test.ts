@@ -84,8 +84,8 @@ describe('failover groups across the processes of a cluster', () => {
     );
   });
 
-  /** Two connected instances held by different processes. */
-  async function heldApart(): Promise<[TestInstance, TestInstance]> {
+  /** A group of two connected instances held by different processes, with `policy`. */
+  async function groupApart(policy: string, sticky: boolean): Promise<{ here: TestInstance; elsewhere: TestInstance; token: string }> {
     const instances: TestInstance[] = [];
     for (let i = 0; i < 6; i += 1) instances.push(await connectedInstance(gateways[i % 2]!, uniqueNumber()));
     const owners = await waitFor(
@@ -99,17 +99,16 @@ describe('failover groups across the processes of a cluster', () => {
     const here = instances[0]!;
     const elsewhere = instances.find((i) => owners.get(i.id) !== owners.get(here.id));
     if (!elsewhere) throw new Error('all six instances are held by one process');
-    return [here, elsewhere];
+    const created = await gateways[0]!.api('POST', '/api/v1/admin/failover-groups', {
+      key: gateways[0]!.adminKey,
+      body: { name: uniqueName('group'), members: [here.id, elsewhere.id], policy, sticky },
+    });
+    expect(created.status).toBe(201);
+    return { here, elsewhere, token: (created.body as { token: string }).token };
   }
 
   it('a sticky recipient keeps its member when that member is held by another process', async () => {
-    const [here, elsewhere] = await heldApart();
-    const created = await gateways[0]!.api('POST', '/api/v1/admin/failover-groups', {
-      key: gateways[0]!.adminKey,
-      body: { name: uniqueName('group'), members: [here.id, elsewhere.id], policy: 'round-robin', sticky: true },
-    });
-    expect(created.status).toBe(201);
-    const { token } = created.body as { token: string };
+    const { here, elsewhere, token } = await groupApart('round-robin', true);
     const senderOf = async (gw: TestGateway, number: string) => {
       const sent = await gw.api('POST', '/api/v1/send/text', { key: token, body: { number, text: 'sticky' } });
       expect(sent.status, JSON.stringify(sent.body)).toBe(200);
@@ -126,35 +125,24 @@ describe('failover groups across the processes of a cluster', () => {
   });
 
   it('least-loaded counts the sends it passed on to a member held by another process', async () => {
-    const [here, elsewhere] = await heldApart();
-    const created = await gateways[0]!.api('POST', '/api/v1/admin/failover-groups', {
-      key: gateways[0]!.adminKey,
-      body: { name: uniqueName('group'), members: [here.id, elsewhere.id], policy: 'least-loaded', sticky: false },
-    });
-    expect(created.status).toBe(201);
+    const { here, elsewhere, token } = await groupApart('least-loaded', false);
     const senders: (string | number)[] = [];
-    for (let i = 0; i < 3; i += 1) senders.push(...(await sendersThroughEach((created.body as { token: string }).token)));
+    for (let i = 0; i < 3; i += 1) senders.push(...(await sendersThroughEach(token)));
     // One at a time, so each member's count of the last minute decides: they take turns.
     expect(senders.filter((s) => s === here.id)).toHaveLength(3);
     expect(senders.filter((s) => s === elsewhere.id)).toHaveLength(3);
   });
 
   it('members held by different processes share the sends (round-robin), through every process', async () => {
-    const [here, elsewhere] = await heldApart();
-    const created = await gateways[0]!.api('POST', '/api/v1/admin/failover-groups', {
-      key: gateways[0]!.adminKey,
-      body: { name: uniqueName('group'), members: [here.id, elsewhere.id], policy: 'round-robin', sticky: false },
-    });
-    expect(created.status).toBe(201);
+    const { here, elsewhere, token } = await groupApart('round-robin', false);
     const senders: (string | number)[] = [];
-    for (let i = 0; i < 4; i += 1) senders.push(...(await sendersThroughEach((created.body as { token: string }).token)));
+    for (let i = 0; i < 4; i += 1) senders.push(...(await sendersThroughEach(token)));
     // One process picks (the first member's); the other member's turns are sent by its own process.
     expect(senders.filter((s) => s === here.id)).toHaveLength(4);
     expect(senders.filter((s) => s === elsewhere.id)).toHaveLength(4);
 
     // Media sends too, as JSON (base64) and as a multipart upload: the member held elsewhere gets the
     // whole body, not what was left of it once the message was built here.
-    const token = (created.body as { token: string }).token;
     const { png } = await makeSamples();
     const mediaSenders = async (send: (gw: TestGateway) => Promise<Response>) => {
       const out: string[] = [];
