@@ -3,6 +3,8 @@
  * elects the leader there, so that process stops leading and tries to lead again; it goes on
  * serving the instances it holds, and admin routes answer through every process once one leads.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -97,14 +99,20 @@ describe('the cluster leader loses its lock connection', () => {
     }
   });
 
-  it('a process kept from leading halts its backfill, and carries it on when it leads again', async () => {
+  it('a process kept from leading halts its backfill, and carries it on (and its MCP sessions) when it leads again', async () => {
     const solo = await startCluster(1, clusterEnv());
     const receiver = new WebhookReceiver();
     await receiver.start();
     const blocker = new pg.Client({ connectionString: PG_URL });
     await blocker.connect();
+    const agent = new Client({ name: 'waygate-test', version: '1.0.0' });
     try {
       const gw = solo.gateways[0]!;
+      // An MCP session opened on the leader (MCP is served by whichever process leads).
+      const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/mcp`), { requestInit: { headers: { apikey: gw.adminKey } } });
+      await agent.connect(transport);
+      const sessionId = transport.sessionId!;
+      expect(sessionId).toBeTruthy();
       const since = new Date(Date.now() - 1000).toISOString();
       const a = await connectedInstance(gw, uniqueNumber(), { webhookUrl: receiver.url });
       for (let i = 0; i < 12; i += 1) {
@@ -182,7 +190,22 @@ describe('the cluster leader loses its lock connection', () => {
       expect(done).toMatchObject({ delivered: 12, total: 12 });
       expect(gw.cluster!.node.leaderPlacement()?.here).toBe(true);
       expect(redelivered()).toBe(12);
+      // Leading again, the same process still knows the MCP session opened before.
+      const ping = await fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          apikey: gw.adminKey,
+          'mcp-session-id': sessionId,
+          'mcp-protocol-version': '2025-06-18',
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'ping' }),
+      });
+      expect(ping.status, await ping.clone().text()).toBe(200);
+      expect((await agent.listTools()).tools.length).toBeGreaterThan(0);
     } finally {
+      await agent.close().catch(() => undefined);
       await blocker.end();
       await receiver.stop();
       await solo.stop();

@@ -51,8 +51,9 @@ export const mcpModule: ModuleFactory = (deps) => {
       service.start();
       return Promise.resolve();
     },
-    // MCP sessions live in the leader's memory: a new leader's clients initialise again.
-    standDown: () => service.stop(),
+    // No standDown: MCP sessions stay in this process's memory when it stops leading. Should it lead
+    // again (a lock that flapped), their clients go on. Should another process lead, the clients'
+    // requests reach that one, get 404 and initialise again, and the sessions left here end once idle.
     stop: () => service.stop(),
   };
 };
