@@ -106,7 +106,8 @@ export class ClusterRouting implements RequestRouting {
    * (`beforeHandler`), and passed on as JSON.
    */
   keepBody(request: FastifyRequest): void {
-    Object.defineProperty(request, KEPT, { value: {}, enumerable: false });
+    if (keptOf(request)) return;
+    Object.defineProperty(request, KEPT, { value: {}, enumerable: false, writable: true, configurable: true });
   }
 
   /** Called once the body is read and validated, before the handler: takes the snapshot `keepBody` asked for. */

@@ -106,7 +106,7 @@ const ROUTE = Symbol('failover route');
 const routeOf = {
   get: (instance: Instance): Route | undefined => (instance as Instance & { [ROUTE]?: Route })[ROUTE],
   set: (instance: Instance, route: Route): void => {
-    Object.defineProperty(instance, ROUTE, { value: route, enumerable: false });
+    Object.defineProperty(instance, ROUTE, { value: route, enumerable: false, writable: true, configurable: true });
   },
 };
 
