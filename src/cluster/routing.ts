@@ -36,7 +36,7 @@ function neverReached(error: unknown): boolean {
 /**
  * On a request that may be passed on after its handler used the body: the body as it arrived (once
  * read). A property of the request only this module knows, not a WeakMap: ephemerons keyed by
- * short-lived objects make every scavenge longer.
+ * short-lived objects make every scavenge longer (the refusals below travel the same way).
  */
 const KEPT = Symbol('kept body');
 const keptOf = (request: FastifyRequest): { body?: unknown } | undefined =>
@@ -50,14 +50,21 @@ export interface RoutingTarget {
 /** What a feature module uses of the routing (failover groups: a member held by another process). */
 export type ClusterForwarding = Pick<ClusterRouting, 'forwarded' | 'forwardWith' | 'keepBody'>;
 
+interface Refusal {
+  instanceId: string;
+  headers?: Record<string, string>;
+  body?: string;
+  settled?: () => void;
+}
+
 export class ClusterRouting implements RequestRouting {
   private readonly proof: Buffer;
   private readonly agent: Agent;
-  /** Refusals for instances held elsewhere: the instance, and headers its owner gets with the request. */
-  private readonly refusals = new WeakMap<
-    Error,
-    { instanceId: string; headers?: Record<string, string>; body?: string; settled?: () => void }
-  >();
+  /**
+   * The key under which a refusal this routing made for an instance held elsewhere carries the
+   * instance, and what passing it on adds (headers, the kept body, who to tell once it is done).
+   */
+  private readonly refused = Symbol('refusal');
 
   constructor(
     secret: string,
@@ -93,10 +100,15 @@ export class ClusterRouting implements RequestRouting {
     return this.target.leaderPlacement();
   }
 
+  private refusalOf(error: unknown): Refusal | undefined {
+    return error instanceof Error ? (error as Error & Record<symbol, Refusal | undefined>)[this.refused] : undefined;
+  }
+
   /** The refusal a session lookup throws for an instance held elsewhere (serveElsewhere recognises it). */
   refusal(instanceId: string): AppError {
     const error = errors.instanceMoving(instanceId, 1);
-    this.refusals.set(error, { instanceId });
+    const refusal: Refusal = { instanceId };
+    Object.defineProperty(error, this.refused, { value: refusal, enumerable: false });
     return error;
   }
 
@@ -125,7 +137,7 @@ export class ClusterRouting implements RequestRouting {
    * has gone back to the client (or the request could not go after all).
    */
   forwardWith(error: unknown, request: FastifyRequest, headers: Record<string, string>, settled?: () => void): boolean {
-    const refused = error instanceof Error ? this.refusals.get(error) : undefined;
+    const refused = this.refusalOf(error);
     if (!refused || !this.forwardable(request)) return false;
     const kept = keptOf(request)?.body;
     if (kept !== undefined) {
@@ -152,7 +164,7 @@ export class ClusterRouting implements RequestRouting {
    * not JSON, or when the instance cannot be placed now.
    */
   async serveElsewhere(error: AppError, request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
-    const refused = this.refusals.get(error);
+    const refused = this.refusalOf(error);
     if (refused === undefined) return false;
     try {
       if (reply.sent || !this.forwardable(request)) return false;
