@@ -92,7 +92,15 @@ describe('MQTT channel', () => {
       await broker.start();
       await burst;
 
-      await waitFor(() => (distinctCount(envelopes()) === 1000 ? true : undefined), 40_000, 'all 1,000 events');
+      // Should this time out (seen once in a slow CI run, never alone), say where the events stopped.
+      await waitFor(() => (distinctCount(envelopes()) === 1000 ? true : undefined), 40_000, 'all 1,000 events').catch(async (error) => {
+        const where = {
+          received: distinctCount(envelopes()),
+          pending: await pendingFor(gw, 'mqtt'),
+          mqtt: await channelHealth(gw, 'mqtt'),
+        };
+        throw new Error(`${(error as Error).message}: ${JSON.stringify(where)}`);
+      });
       await waitFor(() => (distinctCount(ofA.received.map((r) => r.envelope)) === 500 ? true : undefined), 20_000, "all of a's events");
       expectEveryEventInOrder(
         envelopes(),
