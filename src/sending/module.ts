@@ -22,7 +22,7 @@ export const sendingModule: ModuleFactory = (deps) => {
     routes: [sendRoutes(deps.sending, batches, deps.config.media, deps.mediaAdmission), messageRoutes(deps.sending)],
     // Unfinished batches carry on where they stopped. In cluster mode each instance's batches resume
     // as it arrives (above): leading must not count a running batch's item as interrupted.
-    ...(deps.clusterTopic ? {} : { start: () => batches.resume() }),
+    ...(deps.config.cluster ? {} : { start: () => batches.resume() }),
     stop: () => batches.stop(),
   };
 };
