@@ -124,22 +124,23 @@ describe('failover groups across the processes of a cluster', () => {
     expect(again).toEqual(Array.from({ length: 6 }, () => [elsewhere.id, here.id]).flat());
   });
 
+  /** Sends through each gateway in turn, `rounds` times: how many each of the two members sent. */
+  async function shares(token: string, rounds: number, here: TestInstance, elsewhere: TestInstance): Promise<[number, number]> {
+    const senders: (string | number)[] = [];
+    for (let i = 0; i < rounds; i += 1) senders.push(...(await sendersThroughEach(token)));
+    return [senders.filter((s) => s === here.id).length, senders.filter((s) => s === elsewhere.id).length];
+  }
+
   it('least-loaded counts the sends it passed on to a member held by another process', async () => {
     const { here, elsewhere, token } = await groupApart('least-loaded', false);
-    const senders: (string | number)[] = [];
-    for (let i = 0; i < 3; i += 1) senders.push(...(await sendersThroughEach(token)));
     // One at a time, so each member's count of the last minute decides: they take turns.
-    expect(senders.filter((s) => s === here.id)).toHaveLength(3);
-    expect(senders.filter((s) => s === elsewhere.id)).toHaveLength(3);
+    expect(await shares(token, 3, here, elsewhere)).toEqual([3, 3]);
   });
 
   it('members held by different processes share the sends (round-robin), through every process', async () => {
     const { here, elsewhere, token } = await groupApart('round-robin', false);
-    const senders: (string | number)[] = [];
-    for (let i = 0; i < 4; i += 1) senders.push(...(await sendersThroughEach(token)));
     // One process picks (the first member's); the other member's turns are sent by its own process.
-    expect(senders.filter((s) => s === here.id)).toHaveLength(4);
-    expect(senders.filter((s) => s === elsewhere.id)).toHaveLength(4);
+    expect(await shares(token, 4, here, elsewhere)).toEqual([4, 4]);
 
     // Media sends too, as JSON (base64) and as a multipart upload: the member held elsewhere gets the
     // whole body, not what was left of it once the message was built here.
