@@ -5,6 +5,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { EventType } from '../network/port.js';
+import { CompiledInsert } from '../storage/compiled-insert.js';
 import { passFence, type WriteFence } from '../storage/fence.js';
 import type { Database } from '../storage/schema.js';
 import type { OutboxEntry } from './envelope.js';
@@ -47,8 +48,33 @@ export interface PendingDelivery {
   firstAttemptAt: number;
 }
 
+type OutboxRow = { event_id: string; instance_id: string; event_type: EventType; body: string; created_at: number };
+type PendingRow = {
+  seq: number;
+  sink: string;
+  instance_id: string;
+  attempts: number;
+  next_attempt_at: number;
+  last_error: null;
+  last_status: null;
+};
+
 export class OutboxStore {
   private fence: WriteFence | undefined;
+  // The tick's statements, built once per shape (storage/compiled-insert.ts).
+  private readonly advanceSequence = new CompiledInsert((db: Kysely<Database>, rows: { instance_id: string; seq: number }[]) =>
+    db
+      .insertInto('event_sequences')
+      .values(rows)
+      .onConflict((oc) => oc.column('instance_id').doUpdateSet((eb) => ({ seq: eb('event_sequences.seq', '+', eb.ref('excluded.seq')) })))
+      .returning('seq'),
+  );
+  private readonly insertEvents = new CompiledInsert((db: Kysely<Database>, rows: OutboxRow[]) =>
+    db.insertInto('outbox').values(rows).returning(['seq', 'event_id']),
+  );
+  private readonly insertPending = new CompiledInsert((db: Kysely<Database>, rows: PendingRow[]) =>
+    db.insertInto('outbox_pending').values(rows),
+  );
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -75,15 +101,8 @@ export class OutboxStore {
       const next = new Map<string, number>();
       // One upsert per instance, in a fixed order (PostgreSQL row locks never wait on each other in a cycle).
       for (const [instanceId, count] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-        const row = await trx
-          .insertInto('event_sequences')
-          .values({ instance_id: instanceId, seq: count })
-          .onConflict((oc) =>
-            oc.column('instance_id').doUpdateSet((eb) => ({ seq: eb('event_sequences.seq', '+', eb.ref('excluded.seq')) })),
-          )
-          .returning('seq')
-          .executeTakeFirstOrThrow();
-        next.set(instanceId, Number(row.seq) - count + 1);
+        const [row] = await this.advanceSequence.execute(trx, [{ instance_id: instanceId, seq: count }]);
+        next.set(instanceId, Number(row!.seq) - count + 1);
       }
       events = events.map((event) => {
         const seq = next.get(event.instanceId)!;
@@ -92,23 +111,20 @@ export class OutboxStore {
       });
       const seqOf = new Map<string, number>();
       for (const chunk of chunks(events, INSERT_CHUNK)) {
-        const rows = await trx
-          .insertInto('outbox')
-          .values(
-            chunk.map((event) => ({
-              event_id: event.eventId,
-              instance_id: event.instanceId,
-              event_type: event.type,
-              body: event.body,
-              created_at: event.createdAt,
-            })),
-          )
-          .returning(['seq', 'event_id'])
-          .execute();
+        const rows = await this.insertEvents.execute(
+          trx,
+          chunk.map((event) => ({
+            event_id: event.eventId,
+            instance_id: event.instanceId,
+            event_type: event.type,
+            body: event.body,
+            created_at: event.createdAt,
+          })),
+        );
         // Matched by event id: neither database promises RETURNING order for multi-row inserts.
         for (const row of rows) seqOf.set(row.event_id, Number(row.seq));
       }
-      const pending = events.flatMap((event) =>
+      const pending = events.flatMap((event): PendingRow[] =>
         event.sinks.map((sink) => ({
           seq: seqOf.get(event.eventId)!,
           sink,
@@ -119,7 +135,7 @@ export class OutboxStore {
           last_status: null,
         })),
       );
-      for (const chunk of chunks(pending, INSERT_CHUNK)) await trx.insertInto('outbox_pending').values(chunk).execute();
+      for (const chunk of chunks(pending, INSERT_CHUNK)) await this.insertPending.execute(trx, chunk);
       return events.map((event) => ({
         seq: seqOf.get(event.eventId)!,
         eventId: event.eventId,

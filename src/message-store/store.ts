@@ -11,6 +11,7 @@ export type { MessageFilter, StoredMedia, StoredMessage } from '../network/port.
 import { NOT_POLL_VOTE, POLL_VOTE_TYPE } from '../storage/expressions.js';
 import { isPostgres } from '../storage/db.js';
 import { totalOf } from '../storage/paging.js';
+import { CompiledInsert } from '../storage/compiled-insert.js';
 import type { Database } from '../storage/schema.js';
 
 export { POLL_VOTE_TYPE };
@@ -71,6 +72,24 @@ export class MessageStore implements ChatMessages {
   private outboxBusy: (() => boolean) | undefined;
   /** Rows taken into the outbox's transaction and not yet committed (or given back). */
   private readonly shared = new Set<Promise<void>>();
+
+  /** The tick's upsert, built once per row count (storage/compiled-insert.ts). */
+  private readonly upsert = new CompiledInsert((db: Kysely<Database>, rows: MessageRow[]) =>
+    db
+      .insertInto('messages')
+      .values(rows)
+      .onConflict((conflict) =>
+        conflict.columns(['instance_id', 'message_id']).doUpdateSet((eb) => ({
+          content: eb.ref('excluded.content'),
+          message_type: eb.ref('excluded.message_type'),
+          media_key: eb.fn.coalesce('excluded.media_key', 'messages.media_key'),
+          media_mimetype: eb.fn.coalesce('excluded.media_mimetype', 'messages.media_mimetype'),
+          media_size: eb.fn.coalesce('excluded.media_size', 'messages.media_size'),
+          media_file_name: eb.fn.coalesce('excluded.media_file_name', 'messages.media_file_name'),
+          media_sha256: eb.fn.coalesce('excluded.media_sha256', 'messages.media_sha256'),
+        })),
+      ),
+  );
 
   constructor(private readonly db: Kysely<Database>) {}
 
@@ -211,21 +230,7 @@ export class MessageStore implements ChatMessages {
   }
 
   private async write(rows: MessageRow[], db: Kysely<Database> = this.db): Promise<void> {
-    await db
-      .insertInto('messages')
-      .values(rows)
-      .onConflict((conflict) =>
-        conflict.columns(['instance_id', 'message_id']).doUpdateSet((eb) => ({
-          content: eb.ref('excluded.content'),
-          message_type: eb.ref('excluded.message_type'),
-          media_key: eb.fn.coalesce('excluded.media_key', 'messages.media_key'),
-          media_mimetype: eb.fn.coalesce('excluded.media_mimetype', 'messages.media_mimetype'),
-          media_size: eb.fn.coalesce('excluded.media_size', 'messages.media_size'),
-          media_file_name: eb.fn.coalesce('excluded.media_file_name', 'messages.media_file_name'),
-          media_sha256: eb.fn.coalesce('excluded.media_sha256', 'messages.media_sha256'),
-        })),
-      )
-      .execute();
+    await this.upsert.execute(db, rows);
   }
 
   async find(instanceId: string, messageId: string): Promise<StoredMessage | undefined> {
