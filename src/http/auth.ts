@@ -28,8 +28,11 @@ export interface AdminCaller {
 export interface CredentialResolvers {
   /** Looked at on admin routes when the `apikey` header is not the admin key. */
   admin: ((request: FastifyRequest) => Promise<AdminCaller | undefined>)[];
-  /** Looked at on instance routes before the instance-token lookup (admin/: failover-group tokens). */
-  instance: ((key: string, request: FastifyRequest) => Promise<Instance | undefined>)[];
+  /**
+   * Looked at on instance routes before the instance-token lookup (admin/: failover-group tokens).
+   * `keyHash` is hashToken(key) when the caller has it already (the auth hook).
+   */
+  instance: ((key: string, request: FastifyRequest, keyHash?: string) => Promise<Instance | undefined>)[];
 }
 
 export function emptyResolvers(): CredentialResolvers {
@@ -135,7 +138,8 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     } else {
       if (key === undefined || keyHash === undefined) throw errors.invalidApiKey();
       if (isAdminKey(keyHash)) throw errors.instanceOnly();
-      request.instance = (await instanceByResolvers(key, request, options)) ?? (await options.instances.authenticate(key, keyHash));
+      request.instance =
+        (await instanceByResolvers(key, keyHash, request, options)) ?? (await options.instances.authenticate(key, keyHash));
     }
     // (Always set here: every way without a key has returned or thrown.)
     if (keyHash !== undefined && !forwarded)
@@ -154,9 +158,14 @@ async function adminCallerOf(request: FastifyRequest, options: AuthOptions): Pro
   return undefined;
 }
 
-async function instanceByResolvers(key: string, request: FastifyRequest, options: AuthOptions): Promise<Instance | undefined> {
+async function instanceByResolvers(
+  key: string,
+  keyHash: string,
+  request: FastifyRequest,
+  options: AuthOptions,
+): Promise<Instance | undefined> {
   for (const resolve of options.resolvers?.instance ?? []) {
-    const instance = await resolve(key, request);
+    const instance = await resolve(key, request, keyHash);
     if (instance) return instance;
   }
   return undefined;

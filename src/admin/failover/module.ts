@@ -51,7 +51,7 @@ export const failoverModule: ModuleFactory = async (deps) => {
   refresh?.unref();
   // Read while active: nobody else writes the groups, so there is nothing to read again at start.
   let current = deps.active();
-  deps.resolvers.instance.push((key, request) => failover.resolve(key, request));
+  deps.resolvers.instance.push((key, request, keyHash) => failover.resolve(key, request, keyHash));
   // Retrying a refused send on the next member needs the built message and each attempt's outcome:
   // the sending service routes through us rather than a wrapper around the routes.
   deps.sending.routeWith(failover);

@@ -296,10 +296,10 @@ export class FailoverService implements SendRouter {
    * (the first eligible one, so a route that reads the caller before sending has an instance); the
    * member that really sends is picked at send time (`send`). Other routes: 403.
    */
-  async resolve(key: string, request: FastifyRequest): Promise<Instance | undefined> {
+  async resolve(key: string, request: FastifyRequest, keyHash?: string): Promise<Instance | undefined> {
     if (!key.startsWith(GROUP_TOKEN_PREFIX)) return undefined;
     if (!GROUP_TOKEN_SHAPE.test(key)) throw errors.invalidApiKey();
-    const hash = hashToken(key);
+    const hash = keyHash ?? hashToken(key);
     if (!this.tokens.has(hash) && this.deps.changed && (await this.storedElsewhere(hash))) await this.loadAll();
     const token = this.tokens.get(hash);
     const group = token ? this.groups.get(token.groupId) : undefined;
