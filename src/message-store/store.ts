@@ -141,6 +141,8 @@ export class MessageStore implements ChatMessages {
     // PostgreSQL aborts the whole transaction on a failed statement unless it ran in a savepoint;
     // SQLite undoes only the failed statement (rows of an earlier chunk that stay are written again
     // by the store's flush, an idempotent upsert), so it needs none: two statements less per tick.
+    // The savepoint is not released: the commit releases it, one round trip less per tick (each one
+    // waits its turn on a busy event loop: ~1 ms under the send road's load).
     const savepoint = this.postgres();
     try {
       if (savepoint) await sql`savepoint message_rows`.execute(trx);
@@ -151,14 +153,10 @@ export class MessageStore implements ChatMessages {
             trx,
           );
       } catch {
-        if (savepoint) {
-          await sql`rollback to savepoint message_rows`.execute(trx);
-          await sql`release savepoint message_rows`.execute(trx);
-        }
+        if (savepoint) await sql`rollback to savepoint message_rows`.execute(trx);
         giveBack();
         return undefined;
       }
-      if (savepoint) await sql`release savepoint message_rows`.execute(trx);
     } catch (error) {
       giveBack();
       throw error;
