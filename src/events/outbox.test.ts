@@ -48,6 +48,28 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
     expect((await gw.outbox.pending('amqp', a.id, 1000)).length).toBe(602);
   });
 
+  it("numbers each instance's events on from where it stopped when one batch holds events of several instances", async () => {
+    const instances = [await createInstance(gw), await createInstance(gw), await createInstance(gw)];
+    const event = (instance: (typeof instances)[number], i: number) => ({
+      eventId: `several-${instance.id}-${i}`,
+      instanceId: instance.id,
+      instanceName: instance.name,
+      type: 'MESSAGE' as const,
+      body: JSON.stringify({ i }),
+      createdAt: 1000 + i,
+      sinks: [],
+    });
+    // The second instance has stored two events already; then one batch interleaves all three.
+    await gw.outbox.append([event(instances[1]!, 0), event(instances[1]!, 1)]);
+    const batch = Array.from({ length: 14 }, (_, i) => event(instances[i % 3]!, 100 + i));
+    const stored = await gw.outbox.append(batch);
+    expect(stored.map((e) => e.eventId)).toEqual(batch.map((e) => e.eventId));
+    const seqsOf = (id: string) => stored.filter((e) => e.instanceId === id).map((e) => (JSON.parse(e.body) as { seq: number }).seq);
+    expect(seqsOf(instances[0]!.id)).toEqual([1, 2, 3, 4, 5]);
+    expect(seqsOf(instances[1]!.id)).toEqual([3, 4, 5, 6, 7]);
+    expect(seqsOf(instances[2]!.id)).toEqual([1, 2, 3, 4]);
+  });
+
   it('prunes in chunks: every delivered event older than the cutoff moves to the archive, pending and newer ones stay', async () => {
     const a = await createInstance(gw);
     // More than one prune chunk (1,000): 11,000 events, every tenth still pending, the last 500 too new.

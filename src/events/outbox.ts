@@ -62,12 +62,12 @@ type PendingRow = {
 export class OutboxStore {
   private fence: WriteFence | undefined;
   // The tick's statements, built once per shape (storage/compiled-insert.ts).
-  private readonly advanceSequence = new CompiledInsert((db: Kysely<Database>, rows: { instance_id: string; seq: number }[]) =>
+  private readonly advanceSequences = new CompiledInsert((db: Kysely<Database>, rows: { instance_id: string; seq: number }[]) =>
     db
       .insertInto('event_sequences')
       .values(rows)
       .onConflict((oc) => oc.column('instance_id').doUpdateSet((eb) => ({ seq: eb('event_sequences.seq', '+', eb.ref('excluded.seq')) })))
-      .returning('seq'),
+      .returning(['instance_id', 'seq']),
   );
   private readonly insertEvents = new CompiledInsert((db: Kysely<Database>, rows: OutboxRow[]) =>
     db.insertInto('outbox').values(rows).returning(['seq', 'event_id']),
@@ -99,10 +99,15 @@ export class OutboxStore {
       // Writes that commit with these events (the message rows of the same tick: one commit).
       await alsoIn?.(trx);
       const next = new Map<string, number>();
-      // One upsert per instance, in a fixed order (PostgreSQL row locks never wait on each other in a cycle).
-      for (const [instanceId, count] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-        const [row] = await this.advanceSequence.execute(trx, [{ instance_id: instanceId, seq: count }]);
-        next.set(instanceId, Number(row!.seq) - count + 1);
+      // One upsert for every instance of the tick, rows in a fixed order: PostgreSQL takes the row
+      // locks in that order, so two transactions never wait on each other in a cycle.
+      const advances = [...counts]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([instanceId, count]) => ({ instance_id: instanceId, seq: count }));
+      for (const chunk of chunks(advances, INSERT_CHUNK)) {
+        // Matched by instance id: neither database promises RETURNING order for multi-row inserts.
+        for (const row of await this.advanceSequences.execute(trx, chunk))
+          next.set(row.instance_id, Number(row.seq) - counts.get(row.instance_id)! + 1);
       }
       events = events.map((event) => {
         const seq = next.get(event.instanceId)!;
