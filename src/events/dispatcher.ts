@@ -10,7 +10,8 @@ import { systemIds, type Clock, type IdSource, type Random } from '../clock.js';
 import type { InstanceService } from '../instance-registry/service.js';
 import type { DeadLetterStore } from './dead-letters.js';
 import type { OutboxEntry } from './envelope.js';
-import type { OutboxStore, PendingDelivery } from './outbox.js';
+import type { LanePage, OutboxStore, PendingDelivery } from './outbox.js';
+import { TurnBatch } from './turn-batch.js';
 import { backoffDelay } from '../retry.js';
 import { DeliveryError, type DurableSink } from './sink.js';
 
@@ -64,10 +65,18 @@ export class OutboxDispatcher {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly idle = new Set<() => void>();
   private owned: (instanceId: string) => boolean = () => true;
+  /** Lanes' page reads and acknowledgements, one statement per turn for all lanes (turn-batch.ts). */
+  private readonly pageReads: TurnBatch<LanePage, PendingDelivery[]>;
+  private readonly acknowledgements: TurnBatch<{ sink: string; seqs: number[] }, undefined>;
 
   constructor(private readonly options: DispatcherOptions) {
     this.sinks = new Map(options.sinks.map((sink) => [sink.name, sink]));
     this.sleep = options.sleep ?? realSleep;
+    this.pageReads = new TurnBatch((lanes) => options.outbox.pendingOfLanes(lanes));
+    this.acknowledgements = new TurnBatch(async (acks) => {
+      await options.outbox.ackLanes(acks);
+      return acks.map(() => undefined);
+    });
   }
 
   /** A sink a feature module adds (e.g. Chatwoot) before lanes resume; it joins the same road. */
@@ -180,7 +189,7 @@ export class OutboxDispatcher {
         }
         let page: PendingDelivery[];
         do {
-          page = await this.options.outbox.pending(sinkName, instanceId, PAGE);
+          page = await this.pageReads.request({ sink: sinkName, instanceId, limit: PAGE });
           const from = sink.deliverRun ? await this.deliverFreshRun(sink, lane, instanceId, page) : 0;
           for (const pending of page.slice(from)) {
             if (this.off(lane)) return;
@@ -221,7 +230,7 @@ export class OutboxDispatcher {
         lane.dirty = true;
         return;
       }
-      let page = await this.options.outbox.pending(sink.name, instanceId, batching.maxEvents);
+      let page = await this.pageReads.request({ sink: sink.name, instanceId, limit: batching.maxEvents });
       if (page.length === 0) return;
       const oldest = page[0]!;
       if (page.length < batching.maxEvents && oldest.attempts === 0) {
@@ -229,7 +238,7 @@ export class OutboxDispatcher {
         if (waitMs > 0) {
           await this.gather(lane, waitMs, batching.maxEvents - page.length);
           if (this.off(lane)) return;
-          page = await this.options.outbox.pending(sink.name, instanceId, batching.maxEvents);
+          page = await this.pageReads.request({ sink: sink.name, instanceId, limit: batching.maxEvents });
         }
       }
       await this.deliverBatchWithRetry(sink, lane, instanceId, page);
@@ -426,7 +435,7 @@ export class OutboxDispatcher {
     if (lane.acked.length === 0) return;
     const seqs = lane.acked;
     lane.acked = [];
-    await this.options.outbox.ackMany(seqs, sink.name);
+    await this.acknowledgements.request({ sink: sink.name, seqs });
   }
 
   /** The lane must stop: the dispatcher stops, or its instance moves to another process. */

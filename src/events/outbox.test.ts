@@ -70,6 +70,47 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
     expect(seqsOf(instances[2]!.id)).toEqual([1, 2, 3, 4]);
   });
 
+  it('reads the pages of several lanes at once, each as its own read gives it, and acknowledges several lanes at once', async () => {
+    const [a, b, c] = [await createInstance(gw), await createInstance(gw), await createInstance(gw)];
+    const event = (instance: typeof a, i: number, sinks: string[]) => ({
+      eventId: `lanes-${instance.id}-${i}`,
+      instanceId: instance.id,
+      instanceName: instance.name,
+      type: 'MESSAGE' as const,
+      body: JSON.stringify({ i }),
+      createdAt: 1000 + i,
+      sinks,
+    });
+    await gw.outbox.append([
+      ...Array.from({ length: 5 }, (_, i) => event(a, i, ['webhook', 'amqp'])),
+      ...Array.from({ length: 3 }, (_, i) => event(b, i, ['webhook'])),
+      event(c, 0, ['amqp']),
+    ]);
+    const lanes = [
+      { sink: 'webhook', instanceId: a.id, limit: 3 },
+      { sink: 'webhook', instanceId: c.id, limit: 3 },
+      { sink: 'amqp', instanceId: a.id, limit: 100 },
+      { sink: 'webhook', instanceId: b.id, limit: 3 },
+      { sink: 'amqp', instanceId: c.id, limit: 3 },
+    ];
+    const together = await gw.outbox.pendingOfLanes(lanes);
+    const alone = [];
+    for (const lane of lanes) alone.push(await gw.outbox.pending(lane.sink, lane.instanceId, lane.limit));
+    expect(together).toEqual(alone);
+    expect(together.map((page) => page.length)).toEqual([3, 0, 5, 3, 1]);
+    expect(together[0]!.map((p) => JSON.parse(p.entry.body).i)).toEqual([0, 1, 2]);
+    expect(together[0]![0]).toMatchObject({ entry: { instanceId: a.id, instanceName: a.name, type: 'MESSAGE' }, attempts: 0 });
+
+    await gw.outbox.ackLanes([
+      { sink: 'webhook', seqs: together[0]!.map((p) => p.entry.seq) },
+      { sink: 'amqp', seqs: together[4]!.map((p) => p.entry.seq) },
+      { sink: 'webhook', seqs: together[3]!.slice(0, 2).map((p) => p.entry.seq) },
+    ]);
+    const after = await gw.outbox.pendingOfLanes(lanes);
+    expect(after.map((page) => page.length)).toEqual([2, 0, 5, 1, 0]);
+    expect(after[0]!.map((p) => JSON.parse(p.entry.body).i)).toEqual([3, 4]);
+  });
+
   it('prunes in chunks: every delivered event older than the cutoff moves to the archive, pending and newer ones stay', async () => {
     const a = await createInstance(gw);
     // More than one prune chunk (1,000): 11,000 events, every tenth still pending, the last 500 too new.

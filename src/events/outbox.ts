@@ -3,9 +3,10 @@
  * per durable sink that wants it, before any sink sees it; a sink's acknowledgement deletes its row.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { ExpressionBuilder, Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
 import type { EventType } from '../network/port.js';
 import { CompiledInsert } from '../storage/compiled-insert.js';
+import { isPostgres } from '../storage/db.js';
 import { passFence, type WriteFence } from '../storage/fence.js';
 import type { Database } from '../storage/schema.js';
 import type { OutboxEntry } from './envelope.js';
@@ -17,6 +18,8 @@ const INSERT_CHUNK = 500;
  * the archive), and the pruner gives the loop back between steps, so requests wait at most one step.
  */
 const PRUNE_CHUNK = 1000;
+/** Sequence numbers per acknowledging DELETE. */
+const ACK_CHUNK = 5000;
 
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
@@ -39,6 +42,42 @@ export interface NewOutboxEvent {
   createdAt: number;
   /** Durable sinks that must deliver this event. */
   sinks: string[];
+}
+
+/** One lane's page to read (`pendingOfLanes`). */
+export interface LanePage {
+  sink: string;
+  instanceId: string;
+  limit: number;
+}
+
+interface PendingReadRow {
+  seq: number | string;
+  event_id: string;
+  instance_id: string;
+  name: string;
+  event_type: string;
+  body: string;
+  created_at: number;
+  attempts: number;
+  next_attempt_at: number;
+}
+
+function pendingDelivery(row: PendingReadRow): PendingDelivery {
+  return {
+    entry: {
+      seq: Number(row.seq),
+      eventId: row.event_id,
+      instanceId: row.instance_id,
+      instanceName: row.name,
+      type: row.event_type as EventType,
+      body: row.body,
+      createdAt: row.created_at,
+    },
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    firstAttemptAt: row.created_at,
+  };
 }
 
 export interface PendingDelivery {
@@ -153,6 +192,38 @@ export class OutboxStore {
     });
   }
 
+  /**
+   * `pending` of several lanes at once, a page each, in the order asked. On PostgreSQL one statement
+   * (a lateral join per page size); SQLite has no round trip to save and reads lane by lane.
+   */
+  async pendingOfLanes(lanes: readonly LanePage[]): Promise<PendingDelivery[][]> {
+    if (lanes.length === 1 || !isPostgres(this.db)) {
+      const pages: PendingDelivery[][] = [];
+      for (const lane of lanes) pages.push(await this.pending(lane.sink, lane.instanceId, lane.limit));
+      return pages;
+    }
+    const pages = lanes.map((): PendingDelivery[] => []);
+    const byLimit = new Map<number, number[]>();
+    lanes.forEach((lane, i) => byLimit.set(lane.limit, [...(byLimit.get(lane.limit) ?? []), i]));
+    for (const [limit, indexes] of byLimit) {
+      const { rows } = await sql<PendingReadRow & { lane: string }>`
+        select o.seq, o.event_id, o.instance_id, i.name, o.event_type, o.body, o.created_at, p.attempts,
+               p.next_attempt_at, l.lane
+        from unnest(${indexes.map((i) => lanes[i]!.sink)}::text[], ${indexes.map((i) => lanes[i]!.instanceId)}::text[])
+             with ordinality as l(sink, instance_id, lane)
+        cross join lateral (
+          select q.seq, q.attempts, q.next_attempt_at from outbox_pending q
+          where q.sink = l.sink and q.instance_id = l.instance_id
+          order by q.seq limit ${limit}
+        ) p
+        join outbox o on o.seq = p.seq
+        join instances i on i.id = o.instance_id
+        order by l.lane, p.seq`.execute(this.db);
+      for (const row of rows) pages[indexes[Number(row.lane) - 1]!]!.push(pendingDelivery(row));
+    }
+    return pages;
+  }
+
   /** The next pending deliveries of one sink for one instance, oldest first. */
   async pending(sink: string, instanceId: string, limit: number): Promise<PendingDelivery[]> {
     const rows = await this.db
@@ -175,20 +246,7 @@ export class OutboxStore {
       .orderBy('p.seq')
       .limit(limit)
       .execute();
-    return rows.map((row) => ({
-      entry: {
-        seq: Number(row.seq),
-        eventId: row.event_id,
-        instanceId: row.instance_id,
-        instanceName: row.name,
-        type: row.event_type as EventType,
-        body: row.body,
-        createdAt: row.created_at,
-      },
-      attempts: row.attempts,
-      nextAttemptAt: row.next_attempt_at,
-      firstAttemptAt: row.created_at,
-    }));
+    return rows.map(pendingDelivery);
   }
 
   /** Every (sink, instance) pair with deliveries waiting: the lanes to resume after a restart. */
@@ -211,6 +269,17 @@ export class OutboxStore {
   async ackMany(seqs: number[], sink: string): Promise<void> {
     if (seqs.length === 0) return;
     await this.db.deleteFrom('outbox_pending').where('sink', '=', sink).where('seq', 'in', seqs).execute();
+  }
+
+  /** Deliveries of several lanes acknowledged at once: one statement per sink (and per chunk). */
+  async ackLanes(acks: readonly { sink: string; seqs: readonly number[] }[]): Promise<void> {
+    const bySink = new Map<string, number[]>();
+    for (const { sink, seqs } of acks) {
+      let list = bySink.get(sink);
+      if (!list) bySink.set(sink, (list = []));
+      for (const seq of seqs) list.push(seq);
+    }
+    for (const [sink, seqs] of bySink) for (const chunk of chunks(seqs, ACK_CHUNK)) await this.ackMany(chunk, sink);
   }
 
   async recordFailure(seq: number, sink: string, attempts: number, nextAttemptAt: number, error: string, status: number | null) {

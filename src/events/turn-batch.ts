@@ -1,0 +1,45 @@
+/**
+ * Requests made during one turn of the event loop, served together by one call: the dispatcher's
+ * lanes read their pages and delete what they delivered this way, one statement for all of them
+ * instead of one per lane. With many instances each lane has an event or two per wake, so a
+ * statement per lane meant two per event; on PostgreSQL each statement is a round trip. Requests
+ * made while a call runs go in the next call, right after it.
+ */
+interface Turn<Request, Result> {
+  requests: Request[];
+  waiting: { resolve: (result: Result) => void; reject: (error: unknown) => void }[];
+}
+
+export class TurnBatch<Request, Result> {
+  private next: Turn<Request, Result> | undefined;
+  private serving = false;
+
+  /** `serve` answers every request of a turn, results in the order of the requests. */
+  constructor(private readonly serve: (requests: Request[]) => Promise<Result[]>) {}
+
+  request(request: Request): Promise<Result> {
+    if (!this.next) {
+      this.next = { requests: [], waiting: [] };
+      if (!this.serving) setImmediate(() => void this.run());
+    }
+    const turn = this.next;
+    turn.requests.push(request);
+    return new Promise<Result>((resolve, reject) => turn.waiting.push({ resolve, reject }));
+  }
+
+  private async run(): Promise<void> {
+    const turn = this.next;
+    if (!turn) return;
+    this.next = undefined;
+    this.serving = true;
+    try {
+      const results = await this.serve(turn.requests);
+      turn.waiting.forEach((waiting, i) => waiting.resolve(results[i]!));
+    } catch (error) {
+      for (const waiting of turn.waiting) waiting.reject(error);
+    } finally {
+      this.serving = false;
+      if (this.next) setImmediate(() => void this.run());
+    }
+  }
+}
