@@ -247,9 +247,19 @@ export async function autocannon({ url, method = 'GET', headers = {}, body, conn
 /**
  * A steady load at `rate` requests/s in its own process (bench/steady-load.mjs): requests start at
  * an even pace and latency counts from when each was due. What "half load" means in the figures.
+ * `warmup` seconds of the same load go first and are left out (the generator's own start).
  */
-export async function steadyLoad({ url, method = 'POST', headers = {}, body, connections = 64, duration = 10, rate }) {
-  const options = { url, method, headers, body: typeof body === 'string' ? body : JSON.stringify(body), connections, duration, rate };
+export async function steadyLoad({ url, method = 'POST', headers = {}, body, connections = 64, duration = 10, rate, warmup = 0 }) {
+  const options = {
+    url,
+    method,
+    headers,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    connections,
+    duration,
+    rate,
+    warmup,
+  };
   const child = spawnNode('load', [path.join(ROOT, 'bench/steady-load.mjs'), JSON.stringify(options)], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
