@@ -1,5 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS, createInstance, startGateway, type TestGateway } from '../../test/support/gateway.js';
+import { DIALECTS, createInstance, startGateway, type TestGateway, type TestInstance } from '../../test/support/gateway.js';
+
+/** An event `i` of `instance` for the outbox, wanted by `sinks`, made at `from + i`. */
+function eventOf(instance: TestInstance, i: number, sinks: string[] = [], from = 1000) {
+  return {
+    eventId: `event-${instance.id}-${i}`,
+    instanceId: instance.id,
+    instanceName: instance.name,
+    type: 'MESSAGE' as const,
+    body: JSON.stringify({ i }),
+    createdAt: from + i,
+    sinks,
+  };
+}
 
 describe.each(DIALECTS)('outbox store on %s', (dialect) => {
   let gw: TestGateway;
@@ -50,18 +63,9 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
 
   it("numbers each instance's events on from where it stopped when one batch holds events of several instances", async () => {
     const instances = [await createInstance(gw), await createInstance(gw), await createInstance(gw)];
-    const event = (instance: (typeof instances)[number], i: number) => ({
-      eventId: `several-${instance.id}-${i}`,
-      instanceId: instance.id,
-      instanceName: instance.name,
-      type: 'MESSAGE' as const,
-      body: JSON.stringify({ i }),
-      createdAt: 1000 + i,
-      sinks: [],
-    });
     // The second instance has stored two events already; then one batch interleaves all three.
-    await gw.outbox.append([event(instances[1]!, 0), event(instances[1]!, 1)]);
-    const batch = Array.from({ length: 14 }, (_, i) => event(instances[i % 3]!, 100 + i));
+    await gw.outbox.append([eventOf(instances[1]!, 0), eventOf(instances[1]!, 1)]);
+    const batch = Array.from({ length: 14 }, (_, i) => eventOf(instances[i % 3]!, 100 + i));
     const stored = await gw.outbox.append(batch);
     expect(stored.map((e) => e.eventId)).toEqual(batch.map((e) => e.eventId));
     const seqsOf = (id: string) => stored.filter((e) => e.instanceId === id).map((e) => (JSON.parse(e.body) as { seq: number }).seq);
@@ -72,19 +76,10 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
 
   it('reads the pages of several lanes at once, each as its own read gives it, and acknowledges several lanes at once', async () => {
     const [a, b, c] = [await createInstance(gw), await createInstance(gw), await createInstance(gw)];
-    const event = (instance: typeof a, i: number, sinks: string[]) => ({
-      eventId: `lanes-${instance.id}-${i}`,
-      instanceId: instance.id,
-      instanceName: instance.name,
-      type: 'MESSAGE' as const,
-      body: JSON.stringify({ i }),
-      createdAt: 1000 + i,
-      sinks,
-    });
     await gw.outbox.append([
-      ...Array.from({ length: 5 }, (_, i) => event(a, i, ['webhook', 'amqp'])),
-      ...Array.from({ length: 3 }, (_, i) => event(b, i, ['webhook'])),
-      event(c, 0, ['amqp']),
+      ...Array.from({ length: 5 }, (_, i) => eventOf(a, i, ['webhook', 'amqp'])),
+      ...Array.from({ length: 3 }, (_, i) => eventOf(b, i, ['webhook'])),
+      eventOf(c, 0, ['amqp']),
     ]);
     const lanes = [
       { sink: 'webhook', instanceId: a.id, limit: 3 },
@@ -114,15 +109,7 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
   it('prunes in chunks: every delivered event older than the cutoff moves to the archive, pending and newer ones stay', async () => {
     const a = await createInstance(gw);
     // More than one prune chunk (1,000): 11,000 events, every tenth still pending, the last 500 too new.
-    const events = Array.from({ length: 11_000 }, (_, i) => ({
-      eventId: `prune-${a.id}-${i}`,
-      instanceId: a.id,
-      instanceName: a.name,
-      type: 'MESSAGE' as const,
-      body: JSON.stringify({ i }),
-      createdAt: 1000 + i,
-      sinks: i % 10 === 0 ? ['webhook'] : [],
-    }));
+    const events = Array.from({ length: 11_000 }, (_, i) => eventOf(a, i, i % 10 === 0 ? ['webhook'] : []));
     await gw.outbox.append(events);
     const cutoff = 1000 + 10_500;
     // (The count covers every instance; this one's share is checked below.)
@@ -145,15 +132,7 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
 
   it('gives the event loop back between prune chunks, so requests are not held for the whole prune', async () => {
     const a = await createInstance(gw);
-    const events = Array.from({ length: 3_500 }, (_, i) => ({
-      eventId: `turns-${a.id}-${i}`,
-      instanceId: a.id,
-      instanceName: a.name,
-      type: 'MESSAGE' as const,
-      body: JSON.stringify({ i }),
-      createdAt: 2000 + i,
-      sinks: [],
-    }));
+    const events = Array.from({ length: 3_500 }, (_, i) => eventOf(a, i, [], 2000));
     await gw.outbox.append(events);
     let done = false;
     let turnsDuringPrune = 0;
