@@ -1,9 +1,13 @@
 /**
- * Requests made during one turn of the event loop, served together by one call: the dispatcher's
- * lanes read their pages and delete what they delivered this way, one statement for all of them
- * instead of one per lane. With many instances each lane has an event or two per wake, so a
- * statement per lane meant two per event; on PostgreSQL each statement is a round trip. Requests
- * made while a call runs go in the next call, right after it.
+ * Requests made in the same turn of the event loop (before its microtasks run), or while a call
+ * runs, served together by one call: the dispatcher's lanes read their pages and delete what they
+ * delivered this way, one statement for all of them instead of one per lane. With many instances
+ * each lane has an event or two per wake, so a statement per lane meant two per event; on
+ * PostgreSQL each statement is a round trip. Requests made while a call runs go in the next call,
+ * right after it.
+ *
+ * A call starts at the end of the current task, not on a later turn: a lane alone (a backlog on a
+ * busy gateway) would otherwise wait a whole turn of the loop per page and per acknowledgement.
  */
 interface Turn<Request, Result> {
   requests: Request[];
@@ -20,7 +24,7 @@ export class TurnBatch<Request, Result> {
   request(request: Request): Promise<Result> {
     if (!this.next) {
       this.next = { requests: [], waiting: [] };
-      if (!this.serving) setImmediate(() => void this.run());
+      if (!this.serving) queueMicrotask(() => void this.run());
     }
     const turn = this.next;
     turn.requests.push(request);
@@ -39,7 +43,7 @@ export class TurnBatch<Request, Result> {
       for (const waiting of turn.waiting) waiting.reject(error);
     } finally {
       this.serving = false;
-      if (this.next) setImmediate(() => void this.run());
+      if (this.next) queueMicrotask(() => void this.run());
     }
   }
 }
