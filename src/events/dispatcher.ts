@@ -65,7 +65,7 @@ export class OutboxDispatcher {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly idle = new Set<() => void>();
   private owned: (instanceId: string) => boolean = () => true;
-  /** Lanes' page reads and acknowledgements, one statement per turn for all lanes (turn-batch.ts). */
+  /** Lanes' page reads and acknowledgements, shared by the lanes that make them together (turn-batch.ts). */
   private readonly pageReads: TurnBatch<LanePage, PendingDelivery[]>;
   private readonly acknowledgements: TurnBatch<{ sink: string; seqs: number[] }, undefined>;
 
