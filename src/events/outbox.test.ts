@@ -95,6 +95,11 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
     expect(together.map((page) => page.length)).toEqual([3, 0, 5, 3, 1]);
     expect(together[0]!.map((p) => JSON.parse(p.entry.body).i)).toEqual([0, 1, 2]);
     expect(together[0]![0]).toMatchObject({ entry: { instanceId: a.id, instanceName: a.name, type: 'MESSAGE' }, attempts: 0 });
+    // More lanes than one PostgreSQL statement reads (200): the last lane's page comes from the second.
+    const many = [...Array.from({ length: 200 }, (_, i) => ({ sink: `none${i}`, instanceId: a.id, limit: 3 })), lanes[3]!];
+    const manyPages = await gw.outbox.pendingOfLanes(many);
+    expect(manyPages.slice(0, 200).every((page) => page.length === 0)).toBe(true);
+    expect(manyPages[200]).toEqual(together[3]);
 
     await gw.outbox.ackLanes([
       { sink: 'webhook', seqs: together[0]!.map((p) => p.entry.seq) },

@@ -20,6 +20,8 @@ const INSERT_CHUNK = 500;
 const PRUNE_CHUNK = 1000;
 /** Sequence numbers per acknowledging DELETE. */
 const ACK_CHUNK = 5000;
+/** Lanes whose pages one PostgreSQL statement reads (`pendingOfLanes`). */
+const LANES_PER_READ = 200;
 
 function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];
@@ -194,7 +196,8 @@ export class OutboxStore {
 
   /**
    * `pending` of several lanes at once, a page each, in the order asked. On PostgreSQL one statement
-   * (a lateral join per page size); SQLite has no round trip to save and reads lane by lane.
+   * (a lateral join) per page size and per 200 lanes; SQLite has no round trip to save and reads
+   * lane by lane.
    */
   async pendingOfLanes(lanes: readonly LanePage[]): Promise<PendingDelivery[][]> {
     if (lanes.length === 1 || !isPostgres(this.db)) {
@@ -203,9 +206,17 @@ export class OutboxStore {
       return pages;
     }
     const pages = lanes.map((): PendingDelivery[] => []);
-    const byLimit = new Map<number, number[]>();
-    lanes.forEach((lane, i) => byLimit.set(lane.limit, [...(byLimit.get(lane.limit) ?? []), i]));
-    for (const [limit, indexes] of byLimit) {
+    // One statement per page size and per LANES_PER_READ lanes (a resume after a long outage wakes
+    // every lane at once: its pages come in several results, not one).
+    const groups = new Map<number, number[]>();
+    lanes.forEach((lane, i) => {
+      let group = groups.get(lane.limit);
+      if (!group) groups.set(lane.limit, (group = []));
+      group.push(i);
+    });
+    for (const [limit, indexes] of [...groups].flatMap(([limit, all]) =>
+      chunks(all, LANES_PER_READ).map((part) => [limit, part] as const),
+    )) {
       const { rows } = await sql<PendingReadRow & { lane: string }>`
         select o.seq, o.event_id, o.instance_id, i.name, o.event_type, o.body, o.created_at, p.attempts,
                p.next_attempt_at, l.lane
