@@ -5,15 +5,24 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
-import { BackgroundCheckpointer } from './checkpointer.js';
+import { BackgroundCheckpointer, type CheckpointerOptions } from './checkpointer.js';
 import { migrateToLatest } from './migrations.js';
 import { statementCache, type StatementCache } from './sqlite-statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
+/**
+ * Frames (4 KB pages) in the write-ahead log at which the background checkpointer starts it over
+ * (~64 MB). Each time costs the writes a pause of one checkpoint step (two fsyncs), so a longer log
+ * pauses less often: at half of the send road's load, 16,000 frames is a pause every few seconds.
+ */
+const RECYCLE_AT_FRAMES = 16_000;
+
 export interface Storage {
   db: Kysely<Database>;
   dialect: Dialect;
+  /** SQLite with checkpointInBackground: the worker that checkpoints the write-ahead log. */
+  checkpointer?: BackgroundCheckpointer;
   close(): Promise<void>;
 }
 
@@ -36,8 +45,11 @@ export interface OpenOptions {
   schema?: string;
   /** PostgreSQL pool size. */
   poolSize?: number;
-  /** SQLite file only: checkpoint the write-ahead log from a worker thread (see checkpointer.ts). */
-  checkpointInBackground?: boolean;
+  /**
+   * SQLite file only: checkpoint the write-ahead log from a worker thread (see checkpointer.ts); an
+   * object overrides its defaults (tests).
+   */
+  checkpointInBackground?: boolean | Pick<CheckpointerOptions, 'intervalMs' | 'recycleAtFrames'>;
 }
 
 export async function openStorage(databaseUrl: string, options: OpenOptions = {}): Promise<Storage> {
@@ -54,15 +66,26 @@ export async function openStorage(databaseUrl: string, options: OpenOptions = {}
     // Statement journals (every upsert inside the tick's transaction keeps one) and temporary
     // b-trees stay in memory: as files they cost a write syscall per journalled page.
     sqlite.pragma('temp_store = MEMORY');
-    // Checkpoint every ~40 MB of WAL instead of ~4 MB: the pages every commit touches (the right
-    // edge of each index) are copied back to the database once per checkpoint, not once per 1,000 pages.
-    sqlite.pragma('wal_autocheckpoint = 10000');
+    const background = options.checkpointInBackground && file !== ':memory:';
+    // Without the worker: checkpoint every ~40 MB of WAL instead of ~4 MB, so the pages every commit
+    // touches (the right edge of each index) are copied back once per checkpoint, not per 1,000 pages.
+    // With it, the writer's own checkpoint is only the safety net, past where the worker starts the
+    // log over (RECYCLE_AT_FRAMES).
+    sqlite.pragma(`wal_autocheckpoint = ${background ? 2 * RECYCLE_AT_FRAMES : 10_000}`);
     statements = statementCache(sqlite);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
-    const checkpointer = options.checkpointInBackground && file !== ':memory:' ? await BackgroundCheckpointer.start(file) : undefined;
+    const checkpointer = background
+      ? await BackgroundCheckpointer.start(file, {
+          recycleAtFrames: RECYCLE_AT_FRAMES,
+          // Kysely's SQLite driver has one connection: holding it queues every statement meanwhile.
+          holdWrites: (work) => db.connection().execute(work),
+          ...(typeof options.checkpointInBackground === 'object' ? options.checkpointInBackground : {}),
+        })
+      : undefined;
     storage = {
       db,
       dialect: 'sqlite',
+      ...(checkpointer ? { checkpointer } : {}),
       close: async () => {
         await checkpointer?.close();
         await db.destroy();
