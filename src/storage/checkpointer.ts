@@ -139,6 +139,9 @@ export class BackgroundCheckpointer {
     if (this.recycling || this.closing || !this.holdWrites) return;
     this.recycling = true;
     try {
+      // One step first without the hold: the held step then has only what came since to copy, and
+      // its fsyncs (the pause) find little to write.
+      await this.checkpoint();
       await this.holdWrites(async () => {
         if (this.closing) return;
         // A step slower than this (a disk in trouble) goes on without the hold: PASSIVE never
