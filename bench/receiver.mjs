@@ -6,6 +6,8 @@ import http from 'node:http';
 export class WebhookReceiverForBench {
   uniqueIds = new Set();
   latencies = [];
+  /** The envelope timestamp (ms) of each entry of `latencies`, to leave a warm-up's events out. */
+  recordedAt = [];
   lastArrival = 0;
   posts = 0;
   seqGaps = 0;
@@ -44,7 +46,11 @@ export class WebhookReceiverForBench {
     for (const envelope of Array.isArray(body) ? body : [body]) {
       if (!envelope?.eventId || this.uniqueIds.has(envelope.eventId)) continue;
       this.uniqueIds.add(envelope.eventId);
-      if (envelope.timestamp) this.latencies.push(now - Date.parse(envelope.timestamp));
+      if (envelope.timestamp) {
+        const recorded = Date.parse(envelope.timestamp);
+        this.latencies.push(now - recorded);
+        this.recordedAt.push(recorded);
+      }
       if (typeof envelope.seq === 'number') {
         const last = this.lastSeq.get(envelope.instanceId) ?? 0;
         if (envelope.seq < last) this.outOfOrder += 1;

@@ -170,8 +170,11 @@ async function endToEnd(sqliteRoad, batched = false, halfLoad = false, mainThrea
       Object.assign(mark, { ids: receiver.uniqueIds.size, latencies: receiver.latencies.length, posts: receiver.posts });
     }
     const started = Date.now();
-    const load = await sendLoad(gw.url, inst.token, '5511900000000', SHORT_SECONDS, rate);
+    // Half load: after GENERATOR_WARMUP_SECONDS of the same load (the generator's start), whose
+    // sends count as sent and delivered but whose latencies are left out.
+    const load = await sendLoad(gw.url, inst.token, '5511900000000', SHORT_SECONDS, rate, halfLoad ? GENERATOR_WARMUP_SECONDS : 0);
     const loadEnded = Date.now();
+    const sent = load.total2xx + (load.warmup2xx ?? 0);
     // Drain: wait until the receiver stops growing for 3 s (or 120 s in all).
     let last = -1;
     let stableSince = Date.now();
@@ -180,22 +183,32 @@ async function endToEnd(sqliteRoad, batched = false, halfLoad = false, mainThrea
       if (n !== last) {
         last = n;
         stableSince = Date.now();
-      } else if (Date.now() - stableSince > 3000 || n >= load.total2xx) break;
+      } else if (Date.now() - stableSince > 3000 || n >= sent) break;
       await sleep(200);
     }
     const drained = receiver.lastArrival || Date.now();
     const delivered = receiver.uniqueIds.size - mark.ids;
-    const latencies = receiver.latencies.slice(mark.latencies).sort((a, b) => a - b);
+    const measuredFrom = load.measuredFromEpochMs ?? 0;
+    const latencies = receiver.latencies
+      .slice(mark.latencies)
+      .filter((_, i) => receiver.recordedAt[mark.latencies + i] >= measuredFrom)
+      .sort((a, b) => a - b);
     const p99 = latencies[Math.floor(latencies.length * 0.99)] ?? null;
     figure = {
       figure: `end_to_end_webhook${batched ? '_batched' : ''}${halfLoad ? '_half_load' : ''}${mainThread ? '_main_thread' : ''}`,
       ...(batched ? { webhookBatch: WEBHOOK_BATCH } : {}),
       ...(halfLoad
-        ? { offeredRequestsPerSec: Math.round(rate), sendP50Ms: load.p50Ms, sendP99Ms: load.p99Ms, sendErrors: load.errors }
+        ? {
+            offeredRequestsPerSec: Math.round(rate),
+            warmupSeconds: GENERATOR_WARMUP_SECONDS,
+            sendP50Ms: load.p50Ms,
+            sendP99Ms: load.p99Ms,
+            sendErrors: load.errors,
+          }
         : {}),
-      sends2xx: load.total2xx,
+      sends2xx: sent,
       eventsDelivered: delivered,
-      eventsLost: Math.max(0, load.total2xx - delivered),
+      eventsLost: Math.max(0, sent - delivered),
       posts: receiver.posts - mark.posts,
       seqGaps: receiver.seqGaps,
       outOfOrder: receiver.outOfOrder,

@@ -28,6 +28,7 @@ const interval = 1000 / rate;
 const latencies = new Float64Array(total - warm);
 let answered = 0;
 let ok = 0;
+let warmOk = 0;
 let errors = 0;
 let done;
 const finished = new Promise((resolve) => (done = resolve));
@@ -37,7 +38,10 @@ function fire(index, dueAt) {
     .request({ path, method, headers, body })
     .then(async (res) => {
       await res.body.dump();
-      if (index < warm) return;
+      if (index < warm) {
+        if (res.statusCode >= 200 && res.statusCode < 300) warmOk += 1;
+        return;
+      }
       if (res.statusCode >= 200 && res.statusCode < 300) ok += 1;
       else errors += 1;
     })
@@ -52,6 +56,7 @@ function fire(index, dueAt) {
 }
 
 const start = performance.now();
+const measuredFrom = Date.now() + warm * interval;
 let next = 0;
 function tick() {
   const now = performance.now();
@@ -79,5 +84,6 @@ console.log(
     maxMs: at(1),
     errors,
     total2xx: ok,
+    ...(warm > 0 ? { warmup2xx: warmOk, measuredFromEpochMs: Math.round(measuredFrom) } : {}),
   }),
 );
