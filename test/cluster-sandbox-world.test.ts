@@ -3,15 +3,7 @@
  * seen by a member held by another process (its documents are announced and read again there).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  connectedInstance,
-  startCluster,
-  uniqueNumber,
-  waitFor,
-  type TestCluster,
-  type TestGateway,
-  type TestInstance,
-} from './support/gateway.js';
+import { instancesApart, startCluster, waitFor, type TestCluster, type TestGateway, type TestInstance } from './support/gateway.js';
 
 describe('the sandbox world across the processes of a cluster', () => {
   let cluster: TestCluster;
@@ -23,21 +15,9 @@ describe('the sandbox world across the processes of a cluster', () => {
   beforeAll(async () => {
     cluster = await startCluster(2);
     gateways = cluster.gateways;
-    const instances: TestInstance[] = [];
-    for (let i = 0; i < 8; i += 1) instances.push(await connectedInstance(gateways[i % 2]!, uniqueNumber()));
     // Two instances held by different processes.
-    owners = await waitFor(
-      async () => {
-        const map = await cluster.owners();
-        return instances.every((i) => map.get(i.id)) ? map : undefined;
-      },
-      10_000,
-      'every instance leased',
-    );
-    a = instances[0]!;
-    const other = instances.find((i) => owners.get(i.id) !== owners.get(a.id));
-    if (!other) throw new Error('all eight instances are held by one process');
-    b = other;
+    [a, b] = (await instancesApart(cluster)) as [TestInstance, TestInstance];
+    owners = await cluster.owners();
   }, 60_000);
 
   afterAll(() => cluster.stop(), 60_000);

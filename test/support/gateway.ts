@@ -12,6 +12,7 @@ import { loadConfig, type Config, type LogLevel } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { dropSchema } from '../../src/storage/db.js';
+import { preferredNode } from '../../src/cluster/placement.js';
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export type DialectName = 'sqlite' | 'postgres';
@@ -231,6 +232,32 @@ export async function connectedInstance(gw: ApiTarget, number: string, body: Rec
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`could not link ${instance.id}: it kept moving`);
+}
+
+/**
+ * One connected instance held by each process of `cluster`, in the order of its gateways, each held
+ * where the placement prefers it (waited for). Where an instance is first leased is not where it
+ * stays: one the placement prefers on another process is handed over at a later tick, so the leases
+ * read right after they are taken can show every new instance on one process.
+ */
+export async function instancesApart(cluster: TestCluster, tries = 16): Promise<TestInstance[]> {
+  const nodes = cluster.gateways.map((gw) => gw.cluster!.node.nodeId);
+  const byNode = new Map<string, TestInstance>();
+  for (let i = 0; i < tries && byNode.size < nodes.length; i += 1) {
+    const instance = await connectedInstance(cluster.gateways[i % nodes.length]!, uniqueNumber());
+    const node = preferredNode(instance.id, nodes)!;
+    if (!byNode.has(node)) byNode.set(node, instance);
+  }
+  if (byNode.size < nodes.length) throw new Error(`the placement preferred fewer than ${nodes.length} processes for ${tries} instances`);
+  await waitFor(
+    async () => {
+      const owners = await cluster.owners();
+      return [...byNode].every(([node, instance]) => owners.get(instance.id) === node) || undefined;
+    },
+    15_000,
+    'each instance held where the placement prefers it',
+  );
+  return nodes.map((node) => byNode.get(node)!);
 }
 
 let numberSeq = 0;

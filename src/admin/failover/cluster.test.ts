@@ -5,10 +5,9 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSamples } from '../../../test/support/media.js';
-import { preferredNode } from '../../cluster/placement.js';
 import {
   clusterEnv,
-  connectedInstance,
+  instancesApart,
   startCluster,
   uniqueName,
   uniqueNumber,
@@ -37,8 +36,8 @@ describe('failover groups across the processes of a cluster', () => {
   beforeAll(async () => {
     cluster = await startCluster(2, clusterEnv({ TOKEN_GRACE_SECONDS: '3600' }));
     gateways = cluster.gateways;
-    first = await connectedInstance(gateways[0]!, uniqueNumber());
-    second = await connectedInstance(gateways[1]!, uniqueNumber());
+    // Settled where the placement wants them: a member being handed over is passed over by the picker.
+    [first, second] = (await instancesApart(cluster)) as [TestInstance, TestInstance];
   }, 60_000);
 
   afterAll(() => cluster.stop(), 60_000);
@@ -87,27 +86,7 @@ describe('failover groups across the processes of a cluster', () => {
 
   /** A group of two connected instances held by different processes, with `policy`. */
   async function groupApart(policy: string, sticky: boolean): Promise<{ here: TestInstance; elsewhere: TestInstance; token: string }> {
-    // One instance the placement prefers on each process, held there. Where an instance is leased
-    // first is not where it stays: one preferred on the other process is handed over at a later
-    // tick (and six new instances may all be preferred on one process).
-    const nodes = gateways.map((gw) => gw.cluster!.node.nodeId);
-    const byNode = new Map<string, TestInstance>();
-    for (let i = 0; i < 16 && byNode.size < nodes.length; i += 1) {
-      const instance = await connectedInstance(gateways[i % 2]!, uniqueNumber());
-      const node = preferredNode(instance.id, nodes)!;
-      if (!byNode.has(node)) byNode.set(node, instance);
-    }
-    if (byNode.size < nodes.length) throw new Error('the placement preferred one process for sixteen instances');
-    await waitFor(
-      async () => {
-        const owners = await cluster.owners();
-        return [...byNode].every(([node, instance]) => owners.get(instance.id) === node) || undefined;
-      },
-      15_000,
-      'each instance held where the placement prefers it',
-    );
-    const here = byNode.get(nodes[0]!)!;
-    const elsewhere = byNode.get(nodes[1]!)!;
+    const [here, elsewhere] = (await instancesApart(cluster)) as [TestInstance, TestInstance];
     const created = await gateways[0]!.api('POST', '/api/v1/admin/failover-groups', {
       key: gateways[0]!.adminKey,
       body: { name: uniqueName('group'), members: [here.id, elsewhere.id], policy, sticky },
