@@ -14,7 +14,8 @@ export type Dialect = 'sqlite' | 'postgres';
 /**
  * Frames (4 KB pages) in the write-ahead log at which the background checkpointer starts it over
  * (~64 MB). Each time costs the writes a pause of one checkpoint step (two fsyncs), so a longer log
- * pauses less often: at half of the send road's load, 16,000 frames is a pause every few seconds.
+ * pauses less often: at half of the send road's load on the bench machine (~10 frames per send, as
+ * a tick then carries 2–4 sends) that is about one pause a second.
  */
 const RECYCLE_AT_FRAMES = 16_000;
 
