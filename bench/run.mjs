@@ -123,7 +123,7 @@ async function startBare() {
 
 async function storage(sqliteRoad) {
   const schema = `bench_${Date.now()}`;
-  const gw = await startGateway({ DATABASE_URL: PG_URL, DATABASE_SCHEMA: schema });
+  const gw = await startGateway({ DATABASE_URL: PG_URL, DATABASE_SCHEMA: schema }, { profile: PROFILE ? 'storage-send-road' : undefined });
   let postgres;
   try {
     const inst = await connectedSandbox(gw.url);
@@ -135,6 +135,7 @@ async function storage(sqliteRoad) {
   emit(results, {
     figure: 'storage_send_road',
     unit: 'requests/s',
+    ...(PROFILE ? { profile: profileOf(gw) } : {}),
     postgres,
     baseline: { name: 'SQLite (same run)', ...sqliteRoad },
     ratio: ratio(postgres.requestsPerSec, sqliteRoad.requestsPerSec),
@@ -573,6 +574,7 @@ const alone = {
   cluster: () => clusterBench(results),
   send_road: sendRoad,
   // With the send road of the same run as baseline.
+  storage_send_road: async () => storage(await sendRoad()),
   end_to_end_webhook: async () => {
     const road = await sendRoad();
     await endToEnd(road);

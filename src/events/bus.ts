@@ -4,7 +4,7 @@
  * published in the same tick share one transaction), and only then hands it to the sinks.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { Kysely } from 'kysely';
+import type { Kysely, RawBuilder } from 'kysely';
 import { systemIds, type Clock, type IdSource } from '../clock.js';
 import { filterAccepts, type Instance, type InstanceService } from '../instance-registry/service.js';
 import { StaleOwnerError } from '../storage/fence.js';
@@ -17,7 +17,18 @@ import type { Database } from '../storage/schema.js';
 
 /** Rows of another store that commit in the outbox's transaction (one commit per tick). */
 export interface CommitParticipant {
-  writeIn(trx: Kysely<Database>): Promise<{ committed(): void; failed(): void } | undefined>;
+  writeIn(trx: Kysely<Database>): Promise<Outcome | undefined>;
+  /**
+   * PostgreSQL: the same rows as one data-modifying statement that the outbox runs inside its own
+   * (OutboxStore.appendInOneStatement); undefined when there are none.
+   */
+  asStatement(): ({ statement: RawBuilder<unknown> } & Outcome) | undefined;
+}
+
+/** What a participant is told once the write it joined is over. */
+interface Outcome {
+  committed(): void;
+  failed(): void;
 }
 
 interface Waiting {
@@ -119,21 +130,48 @@ export class EventBus {
     while (this.flushing) await this.flushing;
   }
 
+  /**
+   * Stores the events with the participants' rows, in one statement where the outbox can (then a
+   * failure, such as a message row whose instance was just deleted, sends the tick again as a
+   * transaction, where each participant guards its own rows), else in one transaction. `joined`
+   * gets the outcome of every participant whose rows are in the write that succeeded.
+   */
+  private async store(events: NewOutboxEvent[], joined: Outcome[]): Promise<OutboxEntry[]> {
+    if (this.outbox.storesInOneStatement()) {
+      const alongside = this.participants.map((participant) => participant.asStatement()).filter((taken) => taken !== undefined);
+      try {
+        const entries = await this.outbox.appendInOneStatement(
+          events,
+          alongside.map((taken) => taken.statement),
+        );
+        joined.push(...alongside);
+        return entries;
+      } catch (error) {
+        for (const taken of alongside) taken.failed();
+        if (alongside.length === 0) throw error;
+      }
+    }
+    return this.outbox.append(
+      events,
+      this.participants.length === 0
+        ? undefined
+        : async (trx) => {
+            for (const participant of this.participants) {
+              const outcome = await participant.writeIn(trx);
+              if (outcome) joined.push(outcome);
+            }
+          },
+    );
+  }
+
   private async flush(): Promise<void> {
     const batch = this.batch;
     this.batch = [];
-    const joined: { committed(): void; failed(): void }[] = [];
+    const joined: Outcome[] = [];
     try {
-      const entries = await this.outbox.append(
+      const entries = await this.store(
         batch.map((w) => w.event),
-        this.participants.length === 0
-          ? undefined
-          : async (trx) => {
-              for (const participant of this.participants) {
-                const outcome = await participant.writeIn(trx);
-                if (outcome) joined.push(outcome);
-              }
-            },
+        joined,
       );
       for (const outcome of joined) outcome.committed();
       entries.forEach((entry, i) => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { DIALECTS, createInstance, startGateway, type TestGateway, type TestInstance } from '../../test/support/gateway.js';
 
 /** An event `i` of `instance` for the outbox, wanted by `sinks`, made at `from + i`. */
@@ -151,5 +152,60 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
     done = true;
     // Four chunks of 1,000: the loop turned between them (on SQLite nothing else would give it back).
     expect(turnsDuringPrune).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('outbox store in one statement (PostgreSQL)', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway({ dialect: 'postgres' });
+  });
+  afterAll(async () => gw.stop());
+
+  it('is used on PostgreSQL without a cluster, and never on SQLite', async () => {
+    expect(gw.outbox.storesInOneStatement()).toBe(true);
+    const sqlite = await startGateway({ dialect: 'sqlite' });
+    try {
+      expect(sqlite.outbox.storesInOneStatement()).toBe(false);
+    } finally {
+      await sqlite.stop();
+    }
+  });
+
+  it('stores, numbers and queues events as append does, going on from where append stopped', async () => {
+    const [a, b, c] = [await createInstance(gw), await createInstance(gw), await createInstance(gw)];
+    await gw.outbox.append([eventOf(b, 0, ['webhook']), eventOf(b, 1)]);
+    // 1,203 events interleaving three instances, half wanted by two sinks, one body `{}`.
+    const batch = Array.from({ length: 1203 }, (_, i) => eventOf([a, b, c][i % 3]!, 100 + i, i % 2 === 0 ? ['webhook', 'amqp'] : []));
+    batch[4] = { ...batch[4]!, body: '{}' };
+    const stored = await gw.outbox.appendInOneStatement(batch);
+    expect(stored.map((e) => e.eventId)).toEqual(batch.map((e) => e.eventId));
+    const seqs = stored.map((e) => e.seq);
+    expect([...seqs].sort((x, y) => x - y)).toEqual(seqs);
+    const numbers = (id: string) => stored.filter((e) => e.instanceId === id).map((e) => (JSON.parse(e.body) as { seq: number }).seq);
+    expect(numbers(a.id)).toEqual(Array.from({ length: 401 }, (_, i) => i + 1));
+    expect(numbers(b.id)).toEqual(Array.from({ length: 401 }, (_, i) => i + 3));
+    expect(numbers(c.id)).toEqual(Array.from({ length: 401 }, (_, i) => i + 1));
+    expect(stored[0]).toMatchObject({ body: '{"i":100,"seq":1}', instanceName: a.name, type: 'MESSAGE', createdAt: 1100 });
+    expect(stored[4]!.body).toBe('{"seq":4}');
+    // What is stored is what was returned, and every wanted sink has its pending row.
+    const pending = await gw.outbox.pending('webhook', a.id, 1000);
+    expect(pending.map((p) => p.entry)).toEqual(stored.filter((e, i) => e.instanceId === a.id && i % 2 === 0));
+    expect(pending[0]).toMatchObject({ attempts: 0, nextAttemptAt: 1100 });
+    expect((await gw.outbox.pending('amqp', b.id, 1000)).length).toBe(200);
+    // append goes on from there.
+    const [next] = await gw.outbox.append([eventOf(b, 9999)]);
+    expect((JSON.parse(next!.body) as { seq: number }).seq).toBe(404);
+  });
+
+  it('stores nothing when a statement beside it fails: no event, no pending row, no number used', async () => {
+    const a = await createInstance(gw);
+    await gw.outbox.appendInOneStatement([eventOf(a, 0)]);
+    const failing = sql`insert into event_sequences (instance_id, seq) values ('no-such-instance', 1)`;
+    await expect(gw.outbox.appendInOneStatement([eventOf(a, 1, ['webhook'])], [failing])).rejects.toThrow(/foreign key/);
+    expect(await gw.storage.db.selectFrom('outbox').select('event_id').where('instance_id', '=', a.id).execute()).toHaveLength(1);
+    expect(await gw.outbox.pending('webhook', a.id, 10)).toEqual([]);
+    const [again] = await gw.outbox.appendInOneStatement([eventOf(a, 2)], [sql`select 1`]);
+    expect((JSON.parse(again!.body) as { seq: number }).seq).toBe(2);
   });
 });

@@ -3,7 +3,7 @@
  * per durable sink that wants it, before any sink sees it; a sink's acknowledgement deletes its row.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import type { EventType } from '../network/port.js';
 import { CompiledInsert } from '../storage/compiled-insert.js';
 import { isPostgres } from '../storage/db.js';
@@ -191,6 +191,88 @@ export class OutboxStore {
         body: event.body,
         createdAt: event.createdAt,
       }));
+    });
+  }
+
+  /** Whether `appendInOneStatement` may be used: PostgreSQL, and no cluster fence to pass first. */
+  storesInOneStatement(): boolean {
+    return !this.fence && isPostgres(this.db);
+  }
+
+  /**
+   * `append` as one statement on PostgreSQL, with no transaction around it: it advances the
+   * sequences, numbers and stores the events, writes their pending rows and runs `alongside`
+   * (data-modifying statements of other stores: the tick's message rows), all or nothing. Each
+   * statement is a round trip that waits its turn on a busy event loop; the transaction's seven
+   * (begin, savepoint, the message rows, the sequences, the events, their pending rows, commit)
+   * left the event loop idle half of the send road's time.
+   */
+  async appendInOneStatement(events: NewOutboxEvent[], alongside: RawBuilder<unknown>[] = []): Promise<OutboxEntry[]> {
+    if (events.length === 0) return [];
+    const pendingOf: number[] = [];
+    const pendingSink: string[] = [];
+    events.forEach((event, i) => {
+      for (const sink of event.sinks) {
+        pendingOf.push(i + 1);
+        pendingSink.push(sink);
+      }
+    });
+    // Sequence rows are upserted in instance order (a fixed lock order between ticks); the events
+    // are inserted in the order given, so `outbox.seq` follows it; `"seq":n` ends each body as
+    // withSeq writes it. The pending rows' foreign key is checked at the end of the statement,
+    // when its events are there.
+    const others = alongside.map((statement, i) => sql`${sql.raw(`alongside_${i}`)} as (${statement}),`);
+    const { rows } = await sql<{ seq: number | string; event_id: string; body: string }>`
+      with ${sql.join(others, sql` `)} event as (
+        select *
+        from unnest(
+          ${events.map((e) => e.eventId)}::text[], ${events.map((e) => e.instanceId)}::text[],
+          ${events.map((e) => e.type)}::text[], ${events.map((e) => e.body)}::text[],
+          ${events.map((e) => e.createdAt)}::bigint[]
+        ) with ordinality as e(event_id, instance_id, event_type, body, created_at, position)
+      ),
+      tally as (select instance_id, count(*) as n from event group by instance_id),
+      advanced as (
+        insert into event_sequences as s (instance_id, seq)
+        select instance_id, n from tally order by instance_id
+        on conflict (instance_id) do update set seq = s.seq + excluded.seq
+        returning s.instance_id, s.seq
+      ),
+      numbered as (
+        select event.*, advanced.seq - tally.n + row_number() over (partition by event.instance_id order by event.position) as number
+        from event
+        join advanced on advanced.instance_id = event.instance_id
+        join tally on tally.instance_id = event.instance_id
+      ),
+      stored as (
+        insert into outbox (event_id, instance_id, event_type, body, created_at)
+        select event_id, instance_id, event_type,
+               case when body = '{}' then '{"seq":' || number || '}' else left(body, -1) || ',"seq":' || number || '}' end,
+               created_at
+        from numbered order by position
+        returning seq, event_id, body
+      ),
+      pending as (
+        insert into outbox_pending (seq, sink, instance_id, attempts, next_attempt_at)
+        select stored.seq, wanted.sink, numbered.instance_id, 0, numbered.created_at
+        from unnest(${pendingOf}::bigint[], ${pendingSink}::text[]) as wanted(position, sink)
+        join numbered on numbered.position = wanted.position
+        join stored on stored.event_id = numbered.event_id
+      )
+      select seq, event_id, body from stored
+    `.execute(this.db);
+    const byId = new Map(rows.map((row) => [row.event_id, row]));
+    return events.map((event) => {
+      const row = byId.get(event.eventId)!;
+      return {
+        seq: Number(row.seq),
+        eventId: event.eventId,
+        instanceId: event.instanceId,
+        instanceName: event.instanceName,
+        type: event.type,
+        body: row.body,
+        createdAt: event.createdAt,
+      };
     });
   }
 

@@ -3,7 +3,7 @@
  * stores its SEND_MESSAGE event; a row that cannot be written there (its instance is gone) is given
  * back to the store without failing the events it shared the transaction with.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   DIALECTS,
   connectedInstance,
@@ -14,6 +14,16 @@ import {
   type TestGateway,
 } from '../../test/support/gateway.js';
 import { MessageStore } from './store.js';
+
+/** A sent text message of `instanceId` with id `id`, to save. */
+const message = (instanceId: string, id: string) => ({
+  instanceId,
+  key: { remoteJid: '5511900000001@s.whatsapp.net', fromMe: true, id },
+  messageType: 'conversation',
+  message: { conversation: id },
+  messageTimestamp: 1_780_000_000,
+  createdAt: Date.now(),
+});
 
 describe.each(DIALECTS)('message rows commit with their events on %s', (dialect) => {
   let gw: TestGateway;
@@ -53,14 +63,6 @@ describe.each(DIALECTS)('message rows commit with their events on %s', (dialect)
     const a = await createInstance(gw);
     const store = new MessageStore(gw.storage.db);
     store.shareCommits(() => false);
-    const message = (instanceId: string, id: string) => ({
-      instanceId,
-      key: { remoteJid: '5511900000001@s.whatsapp.net', fromMe: true, id },
-      messageType: 'conversation',
-      message: { conversation: id },
-      messageTimestamp: 1_780_000_000,
-      createdAt: Date.now(),
-    });
     // Both waiting in one batch: a row of a deleted instance (foreign key) and a good one.
     const good = store.save(message(a.id, 'SHARED-GOOD'));
     const orphan = store.save(message('no-such-instance', 'SHARED-ORPHAN'));
@@ -79,5 +81,32 @@ describe.each(DIALECTS)('message rows commit with their events on %s', (dialect)
     await good;
     await expect(orphan).rejects.toBeDefined();
     expect(await store.find(a.id, 'SHARED-GOOD')).toMatchObject({ key: { id: 'SHARED-GOOD' } });
+  });
+
+  it('a tick with a row that cannot be written still stores its events; the store writes the good rows and refuses the bad one', async () => {
+    const a = await createInstance(gw);
+    const store = new MessageStore(gw.storage.db);
+    gw.bus.addCommitParticipant(store);
+    store.shareCommits(() => gw.bus.busy());
+    const oneStatement = vi.spyOn(gw.outbox, 'appendInOneStatement');
+    const transaction = vi.spyOn(gw.outbox, 'append');
+    try {
+      // The event is queued first, so the bus's next tick takes both rows with it.
+      const { stored } = await gw.bus.enqueue(a.id, { type: 'CONNECTION', data: { status: 'CONNECTED' } });
+      const good = store.save(message(a.id, 'TICK-GOOD'));
+      const orphan = store.save(message('no-such-instance', 'TICK-ORPHAN'));
+      orphan.catch(() => undefined);
+      const entry = await stored;
+      expect(entry).toMatchObject({ instanceId: a.id, type: 'CONNECTION' });
+      await good;
+      await expect(orphan).rejects.toBeDefined();
+      expect(await store.find(a.id, 'TICK-GOOD')).toMatchObject({ key: { id: 'TICK-GOOD' } });
+      // PostgreSQL tried the one statement, which failed whole, then stored the tick as a transaction.
+      expect(oneStatement).toHaveBeenCalledTimes(dialect === 'postgres' ? 1 : 0);
+      expect(transaction).toHaveBeenCalledTimes(1);
+    } finally {
+      oneStatement.mockRestore();
+      transaction.mockRestore();
+    }
   });
 });

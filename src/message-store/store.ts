@@ -2,7 +2,7 @@
  * The message store: every message an instance sent or received (from MESSAGE and SEND_MESSAGE
  * events), so later requests can quote it, forward it or download its media by message id.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type OnConflictBuilder, type RawBuilder } from 'kysely';
 import type { ChatMessages, MessageFilter, MessageKey, StoredMessage } from '../network/port.js';
 
 // The stored shapes are declared by the port, which hands this store to the drivers.
@@ -62,6 +62,38 @@ interface PendingWrite {
   reject: (error: unknown) => void;
 }
 
+/** PostgreSQL's type of each column, for the arrays `asStatement` sends. */
+const ARRAY_TYPES: Record<(typeof COLUMNS)[number], string> = {
+  instance_id: 'text[]',
+  message_id: 'text[]',
+  remote_jid: 'text[]',
+  from_me: 'integer[]',
+  participant: 'text[]',
+  push_name: 'text[]',
+  message_type: 'text[]',
+  content: 'text[]',
+  message_timestamp: 'bigint[]',
+  media_key: 'text[]',
+  media_mimetype: 'text[]',
+  media_size: 'bigint[]',
+  media_file_name: 'text[]',
+  media_sha256: 'text[]',
+  created_at: 'bigint[]',
+};
+
+/** A message saved again (an edit, a media download) keeps its media unless the new save has some. */
+function updateOnConflict(conflict: OnConflictBuilder<Database, 'messages'>) {
+  return conflict.columns(['instance_id', 'message_id']).doUpdateSet((eb) => ({
+    content: eb.ref('excluded.content'),
+    message_type: eb.ref('excluded.message_type'),
+    media_key: eb.fn.coalesce('excluded.media_key', 'messages.media_key'),
+    media_mimetype: eb.fn.coalesce('excluded.media_mimetype', 'messages.media_mimetype'),
+    media_size: eb.fn.coalesce('excluded.media_size', 'messages.media_size'),
+    media_file_name: eb.fn.coalesce('excluded.media_file_name', 'messages.media_file_name'),
+    media_sha256: eb.fn.coalesce('excluded.media_sha256', 'messages.media_sha256'),
+  }));
+}
+
 export class MessageStore implements ChatMessages {
   /** Rows waiting for the next multi-row write, by `<instanceId> <messageId>`. */
   private batch = new Map<string, PendingWrite>();
@@ -75,20 +107,7 @@ export class MessageStore implements ChatMessages {
 
   /** The tick's upsert, built once per row count (storage/compiled-insert.ts). */
   private readonly upsert = new CompiledInsert((db: Kysely<Database>, rows: MessageRow[]) =>
-    db
-      .insertInto('messages')
-      .values(rows)
-      .onConflict((conflict) =>
-        conflict.columns(['instance_id', 'message_id']).doUpdateSet((eb) => ({
-          content: eb.ref('excluded.content'),
-          message_type: eb.ref('excluded.message_type'),
-          media_key: eb.fn.coalesce('excluded.media_key', 'messages.media_key'),
-          media_mimetype: eb.fn.coalesce('excluded.media_mimetype', 'messages.media_mimetype'),
-          media_size: eb.fn.coalesce('excluded.media_size', 'messages.media_size'),
-          media_file_name: eb.fn.coalesce('excluded.media_file_name', 'messages.media_file_name'),
-          media_sha256: eb.fn.coalesce('excluded.media_sha256', 'messages.media_sha256'),
-        })),
-      ),
+    db.insertInto('messages').values(rows).onConflict(updateOnConflict),
   );
 
   constructor(private readonly db: Kysely<Database>) {}
@@ -114,11 +133,10 @@ export class MessageStore implements ChatMessages {
   }
 
   /**
-   * Writes the waiting rows with `trx` (a bad row gives them back for the store's own row-by-row
-   * flush instead of failing the caller's transaction). The caller reports
-   * the outcome of its commit; undefined when there was nothing to write.
+   * Takes the waiting rows for a write of the outbox's tick: `failed` gives them back to the store's
+   * own flush (a newer save of the same message, already waiting, wins).
    */
-  async writeIn(trx: Kysely<Database>): Promise<{ committed(): void; failed(): void } | undefined> {
+  private take(): { rows: MessageRow[]; committed: () => void; failed: () => void } | undefined {
     if (this.batch.size === 0) return undefined;
     const batch = [...this.batch.values()];
     this.batch = new Map();
@@ -129,15 +147,31 @@ export class MessageStore implements ChatMessages {
       this.shared.delete(pending);
       settle();
     };
-    const giveBack = () => {
-      for (const waiting of batch) {
-        const id = `${waiting.row.instance_id} ${waiting.row.message_id}`;
-        // A newer save of the same message (already waiting) wins.
-        if (!this.batch.has(id)) this.batch.set(id, waiting);
-      }
-      done();
-      if (!this.flushing) this.scheduleFlush();
+    return {
+      rows: batch.map((waiting) => waiting.row),
+      committed: () => {
+        for (const waiting of batch) waiting.resolve();
+        done();
+      },
+      failed: () => {
+        for (const waiting of batch) {
+          const id = `${waiting.row.instance_id} ${waiting.row.message_id}`;
+          if (!this.batch.has(id)) this.batch.set(id, waiting);
+        }
+        done();
+        if (!this.flushing) this.scheduleFlush();
+      },
     };
+  }
+
+  /**
+   * Writes the waiting rows with `trx` (a bad row gives them back for the store's own row-by-row
+   * flush instead of failing the caller's transaction). The caller reports
+   * the outcome of its commit; undefined when there was nothing to write.
+   */
+  async writeIn(trx: Kysely<Database>): Promise<{ committed(): void; failed(): void } | undefined> {
+    const taken = this.take();
+    if (!taken) return undefined;
     // PostgreSQL aborts the whole transaction on a failed statement unless it ran in a savepoint;
     // SQLite undoes only the failed statement (rows of an earlier chunk that stay are written again
     // by the store's flush, an idempotent upsert), so it needs none: two statements less per tick.
@@ -147,27 +181,35 @@ export class MessageStore implements ChatMessages {
     try {
       if (savepoint) await sql`savepoint message_rows`.execute(trx);
       try {
-        for (let i = 0; i < batch.length; i += 500)
-          await this.write(
-            batch.slice(i, i + 500).map((w) => w.row),
-            trx,
-          );
+        for (let i = 0; i < taken.rows.length; i += 500) await this.write(taken.rows.slice(i, i + 500), trx);
       } catch {
         if (savepoint) await sql`rollback to savepoint message_rows`.execute(trx);
-        giveBack();
+        taken.failed();
         return undefined;
       }
     } catch (error) {
-      giveBack();
+      taken.failed();
       throw error;
     }
-    return {
-      committed: () => {
-        for (const waiting of batch) waiting.resolve();
-        done();
-      },
-      failed: giveBack,
-    };
+    return taken;
+  }
+
+  /**
+   * PostgreSQL: the waiting rows as one upsert for the outbox to run inside its own statement (one
+   * round trip per tick: OutboxStore.appendInOneStatement). Each column goes as one array, so the
+   * text is the same for any number of rows. A bad row fails that statement whole; the caller then
+   * reports `failed` and stores the tick again as a transaction, where `writeIn` takes the rows.
+   */
+  asStatement(): { statement: RawBuilder<unknown>; committed(): void; failed(): void } | undefined {
+    const taken = this.take();
+    if (!taken) return undefined;
+    const arrays = COLUMNS.map((name) => sql`${taken.rows.map((row) => row[name])}::${sql.raw(ARRAY_TYPES[name])}`);
+    const statement = this.db
+      .insertInto('messages')
+      .columns([...COLUMNS])
+      .expression(sql`select * from unnest(${sql.join(arrays)})`)
+      .onConflict(updateOnConflict);
+    return { statement: sql`${statement}`, committed: taken.committed, failed: taken.failed };
   }
 
   /**
