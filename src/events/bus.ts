@@ -131,9 +131,10 @@ export class EventBus {
   }
 
   /**
-   * Stores the events with the participants' rows, in one statement where the outbox can (then a
-   * failure, such as a message row whose instance was just deleted, sends the tick again as a
-   * transaction, where each participant guards its own rows), else in one transaction. `joined`
+   * Stores the events with the participants' rows, in one statement on PostgreSQL (then a failure,
+   * such as a message row whose instance was just deleted, sends the tick again as a transaction,
+   * where each participant guards its own rows; a refusal of the fence does not), else in one
+   * transaction. `joined`
    * gets the outcome of every participant whose rows are in the write that succeeded.
    */
   private async store(events: NewOutboxEvent[], joined: Outcome[]): Promise<OutboxEntry[]> {
@@ -148,7 +149,8 @@ export class EventBus {
         return entries;
       } catch (error) {
         for (const taken of alongside) taken.failed();
-        if (alongside.length === 0) throw error;
+        // A stale owner's tick is refused whatever it carries (flush sends the rest again).
+        if (alongside.length === 0 || error instanceof StaleOwnerError) throw error;
       }
     }
     return this.outbox.append(

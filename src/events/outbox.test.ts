@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { DIALECTS, createInstance, startGateway, type TestGateway, type TestInstance } from '../../test/support/gateway.js';
+import { StaleOwnerError } from '../storage/fence.js';
+import { OutboxStore } from './outbox.js';
 
 /** An event `i` of `instance` for the outbox, wanted by `sinks`, made at `from + i`. */
 function eventOf(instance: TestInstance, i: number, sinks: string[] = [], from = 1000) {
@@ -162,7 +164,7 @@ describe('outbox store in one statement (PostgreSQL)', () => {
   });
   afterAll(async () => gw.stop());
 
-  it('is used on PostgreSQL without a cluster, and never on SQLite', async () => {
+  it('is used on PostgreSQL, and never on SQLite', async () => {
     expect(gw.outbox.storesInOneStatement()).toBe(true);
     const sqlite = await startGateway({ dialect: 'sqlite' });
     try {
@@ -207,5 +209,30 @@ describe('outbox store in one statement (PostgreSQL)', () => {
     expect(await gw.outbox.pending('webhook', a.id, 10)).toEqual([]);
     const [again] = await gw.outbox.appendInOneStatement([eventOf(a, 2)], [sql`select 1`]);
     expect((JSON.parse(again!.body) as { seq: number }).seq).toBe(2);
+  });
+
+  it('in cluster mode passes the fence first: a stale owner stores nothing, the owner stores', async () => {
+    const [a, b] = [await createInstance(gw), await createInstance(gw)];
+    const fenced = new OutboxStore(gw.storage.db);
+    const asked: string[][] = [];
+    let stale: string[] = [b.id];
+    fenced.fenceWith(async (trx, instanceIds) => {
+      // The fence runs in the statement's transaction.
+      expect(trx.isTransaction).toBe(true);
+      asked.push(instanceIds);
+      return stale.filter((id) => instanceIds.includes(id));
+    });
+    const tick = [eventOf(a, 0, ['webhook']), eventOf(b, 0, ['webhook']), eventOf(a, 1)];
+    const refused = fenced.appendInOneStatement(tick, [sql`insert into event_sequences (instance_id, seq) values (${b.id}, 50)`]);
+    await expect(refused).rejects.toBeInstanceOf(StaleOwnerError);
+    await expect(refused).rejects.toMatchObject({ instanceIds: [b.id] });
+    expect(asked).toEqual([[a.id, b.id]]);
+    // Nothing of the tick, nor of the statement beside it, was stored.
+    expect(await gw.storage.db.selectFrom('outbox').select('event_id').where('instance_id', 'in', [a.id, b.id]).execute()).toEqual([]);
+    expect(await gw.storage.db.selectFrom('event_sequences').select('seq').where('instance_id', '=', b.id).execute()).toEqual([]);
+    stale = [];
+    const stored = await fenced.appendInOneStatement(tick);
+    expect(stored.map((e) => (JSON.parse(e.body) as { seq: number }).seq)).toEqual([1, 1, 2]);
+    expect((await gw.outbox.pending('webhook', b.id, 10)).map((p) => p.entry)).toEqual([stored[1]]);
   });
 });
