@@ -180,6 +180,9 @@ describe('outbox store in one statement (PostgreSQL)', () => {
     // 1,203 events interleaving three instances, half wanted by two sinks, one body `{}`.
     const batch = Array.from({ length: 1203 }, (_, i) => eventOf([a, b, c][i % 3]!, 100 + i, i % 2 === 0 ? ['webhook', 'amqp'] : []));
     batch[4] = { ...batch[4]!, body: '{}' };
+    // Characters an array literal must escape, and the word NULL, arrive as they were sent.
+    const tricky = JSON.stringify({ text: 'a "quoted" \\ back\\slash, {brace} NULL – ünïcode 🎉\n' });
+    batch[7] = { ...batch[7]!, body: tricky };
     const stored = await gw.outbox.appendInOneStatement(batch);
     expect(stored.map((e) => e.eventId)).toEqual(batch.map((e) => e.eventId));
     const seqs = stored.map((e) => e.seq);
@@ -190,6 +193,8 @@ describe('outbox store in one statement (PostgreSQL)', () => {
     expect(numbers(c.id)).toEqual(Array.from({ length: 401 }, (_, i) => i + 1));
     expect(stored[0]).toMatchObject({ body: '{"i":100,"seq":1}', instanceName: a.name, type: 'MESSAGE', createdAt: 1100 });
     expect(stored[4]!.body).toBe('{"seq":4}');
+    expect(stored[7]!.body).toBe(`${tricky.slice(0, -1)},"seq":5}`);
+    expect(JSON.parse(stored[7]!.body)).toMatchObject({ text: 'a "quoted" \\ back\\slash, {brace} NULL – ünïcode 🎉\n' });
     // What is stored is what was returned, and every wanted sink has its pending row.
     const pending = await gw.outbox.pending('webhook', a.id, 1000);
     expect(pending.map((p) => p.entry)).toEqual(stored.filter((e, i) => e.instanceId === a.id && i % 2 === 0));

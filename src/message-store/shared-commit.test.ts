@@ -109,4 +109,35 @@ describe.each(DIALECTS)('message rows commit with their events on %s', (dialect)
       transaction.mockRestore();
     }
   });
+
+  it('rows written beside the events keep every character, and a null stays null', async () => {
+    const a = await createInstance(gw);
+    const store = new MessageStore(gw.storage.db);
+    gw.bus.addCommitParticipant(store);
+    store.shareCommits(() => gw.bus.busy());
+    const oneStatement = vi.spyOn(gw.outbox, 'appendInOneStatement');
+    const transaction = vi.spyOn(gw.outbox, 'append');
+    const asStatement = vi.spyOn(store, 'asStatement');
+    try {
+      const text = 'a "quoted" \\ back\\slash, {brace} NULL – ünïcode 🎉\n';
+      const { stored } = await gw.bus.enqueue(a.id, { type: 'CONNECTION', data: { status: 'CONNECTED' } });
+      const saved = store.save({ ...message(a.id, 'TICK-TEXT'), message: { conversation: text }, pushName: 'NULL' });
+      await stored;
+      await saved;
+      expect(oneStatement).toHaveBeenCalledTimes(dialect === 'postgres' ? 1 : 0);
+      expect(transaction).toHaveBeenCalledTimes(dialect === 'postgres' ? 0 : 1);
+      // The row went with the event (the tick took it), not in the store's own write.
+      if (dialect === 'postgres') expect(asStatement.mock.results[0]?.value).toBeDefined();
+      expect(await store.find(a.id, 'TICK-TEXT')).toMatchObject({ message: { conversation: text }, pushName: 'NULL' });
+      const row = await gw.storage.db
+        .selectFrom('messages')
+        .select(['participant', 'media_key'])
+        .where('message_id', '=', 'TICK-TEXT')
+        .executeTakeFirstOrThrow();
+      expect(row).toEqual({ participant: null, media_key: null });
+    } finally {
+      oneStatement.mockRestore();
+      transaction.mockRestore();
+    }
+  });
 });
