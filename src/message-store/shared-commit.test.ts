@@ -3,7 +3,7 @@
  * stores its SEND_MESSAGE event; a row that cannot be written there (its instance is gone) is given
  * back to the store without failing the events it shared the transaction with.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   DIALECTS,
   connectedInstance,
@@ -31,6 +31,7 @@ describe.each(DIALECTS)('message rows commit with their events on %s', (dialect)
     gw = await startGateway({ dialect });
   });
   afterAll(async () => gw.stop());
+  afterEach(() => vi.restoreAllMocks());
 
   it('the row of a sent message is there when its SEND_MESSAGE event is stored', async () => {
     const a = await connectedInstance(gw, uniqueNumber());
@@ -83,61 +84,54 @@ describe.each(DIALECTS)('message rows commit with their events on %s', (dialect)
     expect(await store.find(a.id, 'SHARED-GOOD')).toMatchObject({ key: { id: 'SHARED-GOOD' } });
   });
 
-  it('a tick with a row that cannot be written still stores its events; the store writes the good rows and refuses the bad one', async () => {
-    const a = await createInstance(gw);
+  /** One more message store on the gateway's bus, and spies on how the outbox stores each tick. */
+  function storeOnTheBus() {
     const store = new MessageStore(gw.storage.db);
     gw.bus.addCommitParticipant(store);
     store.shareCommits(() => gw.bus.busy());
-    const oneStatement = vi.spyOn(gw.outbox, 'appendInOneStatement');
-    const transaction = vi.spyOn(gw.outbox, 'append');
-    try {
-      // The event is queued first, so the bus's next tick takes both rows with it.
-      const { stored } = await gw.bus.enqueue(a.id, { type: 'CONNECTION', data: { status: 'CONNECTED' } });
-      const good = store.save(message(a.id, 'TICK-GOOD'));
-      const orphan = store.save(message('no-such-instance', 'TICK-ORPHAN'));
-      orphan.catch(() => undefined);
-      const entry = await stored;
-      expect(entry).toMatchObject({ instanceId: a.id, type: 'CONNECTION' });
-      await good;
-      await expect(orphan).rejects.toBeDefined();
-      expect(await store.find(a.id, 'TICK-GOOD')).toMatchObject({ key: { id: 'TICK-GOOD' } });
-      // PostgreSQL tried the one statement, which failed whole, then stored the tick as a transaction.
-      expect(oneStatement).toHaveBeenCalledTimes(dialect === 'postgres' ? 1 : 0);
-      expect(transaction).toHaveBeenCalledTimes(1);
-    } finally {
-      oneStatement.mockRestore();
-      transaction.mockRestore();
-    }
+    return { store, oneStatement: vi.spyOn(gw.outbox, 'appendInOneStatement'), transaction: vi.spyOn(gw.outbox, 'append') };
+  }
+
+  /** Queues an event of `instanceId` first, so the bus's next tick takes the rows saved right after it. */
+  function queueEvent(instanceId: string) {
+    return gw.bus.enqueue(instanceId, { type: 'CONNECTION', data: { status: 'CONNECTED' } });
+  }
+
+  it('a tick with a row that cannot be written still stores its events; the store writes the good rows and refuses the bad one', async () => {
+    const a = await createInstance(gw);
+    const { store, oneStatement, transaction } = storeOnTheBus();
+    const { stored } = await queueEvent(a.id);
+    const good = store.save(message(a.id, 'TICK-GOOD'));
+    const orphan = store.save(message('no-such-instance', 'TICK-ORPHAN'));
+    orphan.catch(() => undefined);
+    expect(await stored).toMatchObject({ instanceId: a.id, type: 'CONNECTION' });
+    await good;
+    await expect(orphan).rejects.toBeDefined();
+    expect(await store.find(a.id, 'TICK-GOOD')).toMatchObject({ key: { id: 'TICK-GOOD' } });
+    // PostgreSQL tried the one statement, which failed whole, then stored the tick as a transaction.
+    expect(oneStatement).toHaveBeenCalledTimes(dialect === 'postgres' ? 1 : 0);
+    expect(transaction).toHaveBeenCalledTimes(1);
   });
 
   it('rows written beside the events keep every character, and a null stays null', async () => {
     const a = await createInstance(gw);
-    const store = new MessageStore(gw.storage.db);
-    gw.bus.addCommitParticipant(store);
-    store.shareCommits(() => gw.bus.busy());
-    const oneStatement = vi.spyOn(gw.outbox, 'appendInOneStatement');
-    const transaction = vi.spyOn(gw.outbox, 'append');
+    const { store, oneStatement, transaction } = storeOnTheBus();
     const asStatement = vi.spyOn(store, 'asStatement');
-    try {
-      const text = 'a "quoted" \\ back\\slash, {brace} NULL – ünïcode 🎉\n';
-      const { stored } = await gw.bus.enqueue(a.id, { type: 'CONNECTION', data: { status: 'CONNECTED' } });
-      const saved = store.save({ ...message(a.id, 'TICK-TEXT'), message: { conversation: text }, pushName: 'NULL' });
-      await stored;
-      await saved;
-      expect(oneStatement).toHaveBeenCalledTimes(dialect === 'postgres' ? 1 : 0);
-      expect(transaction).toHaveBeenCalledTimes(dialect === 'postgres' ? 0 : 1);
-      // The row went with the event (the tick took it), not in the store's own write.
-      if (dialect === 'postgres') expect(asStatement.mock.results[0]?.value).toBeDefined();
-      expect(await store.find(a.id, 'TICK-TEXT')).toMatchObject({ message: { conversation: text }, pushName: 'NULL' });
-      const row = await gw.storage.db
-        .selectFrom('messages')
-        .select(['participant', 'media_key'])
-        .where('message_id', '=', 'TICK-TEXT')
-        .executeTakeFirstOrThrow();
-      expect(row).toEqual({ participant: null, media_key: null });
-    } finally {
-      oneStatement.mockRestore();
-      transaction.mockRestore();
-    }
+    const text = 'a "quoted" \\ back\\slash, {brace} NULL – ünïcode 🎉\n';
+    const { stored } = await queueEvent(a.id);
+    const saved = store.save({ ...message(a.id, 'TICK-TEXT'), message: { conversation: text }, pushName: 'NULL' });
+    await stored;
+    await saved;
+    expect(oneStatement).toHaveBeenCalledTimes(dialect === 'postgres' ? 1 : 0);
+    expect(transaction).toHaveBeenCalledTimes(dialect === 'postgres' ? 0 : 1);
+    // The row went with the event (the tick took it), not in the store's own write.
+    if (dialect === 'postgres') expect(asStatement.mock.results[0]?.value).toBeDefined();
+    expect(await store.find(a.id, 'TICK-TEXT')).toMatchObject({ message: { conversation: text }, pushName: 'NULL' });
+    const row = await gw.storage.db
+      .selectFrom('messages')
+      .select(['participant', 'media_key'])
+      .where('message_id', '=', 'TICK-TEXT')
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ participant: null, media_key: null });
   });
 });
