@@ -7,6 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely, RawBuilder } from 'kysely';
 import { systemIds, type Clock, type IdSource } from '../clock.js';
 import { filterAccepts, type Instance, type InstanceService } from '../instance-registry/service.js';
+import { isDatabaseUnavailable } from '../storage/db.js';
 import { StaleOwnerError } from '../storage/fence.js';
 import type { CanonicalEvent } from '../network/port.js';
 import type { OutboxDispatcher } from './dispatcher.js';
@@ -131,11 +132,12 @@ export class EventBus {
   }
 
   /**
-   * Stores the events with the participants' rows, in one statement on PostgreSQL (then a failure,
-   * such as a message row whose instance was just deleted, sends the tick again as a transaction,
-   * where each participant guards its own rows; a refusal of the fence does not), else in one
-   * transaction. `joined`
-   * gets the outcome of every participant whose rows are in the write that succeeded.
+   * Stores the events with the participants' rows, in one statement on PostgreSQL, else in one
+   * transaction. A failed statement (a message row whose instance was just deleted) sends the tick
+   * again as the transaction, where each participant guards its own rows; a refusal of the fence
+   * or a database out of reach does not (the latter may even have committed before the connection
+   * dropped: the same events again would fail on their ids). `joined` gets the outcome of every
+   * participant whose rows are in the write that succeeded.
    */
   private async store(events: NewOutboxEvent[], joined: Outcome[]): Promise<OutboxEntry[]> {
     if (this.outbox.storesInOneStatement()) {
@@ -150,7 +152,7 @@ export class EventBus {
       } catch (error) {
         for (const taken of alongside) taken.failed();
         // A stale owner's tick is refused whatever it carries (flush sends the rest again).
-        if (alongside.length === 0 || error instanceof StaleOwnerError) throw error;
+        if (alongside.length === 0 || error instanceof StaleOwnerError || isDatabaseUnavailable(error)) throw error;
       }
     }
     return this.outbox.append(

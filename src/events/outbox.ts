@@ -46,6 +46,19 @@ export interface NewOutboxEvent {
   sinks: string[];
 }
 
+/** What `append` gives back for `event`: its outbox `seq` and the body as stored (with `"seq":n`). */
+function storedEntry(event: NewOutboxEvent, seq: number, body: string): OutboxEntry {
+  return {
+    seq,
+    eventId: event.eventId,
+    instanceId: event.instanceId,
+    instanceName: event.instanceName,
+    type: event.type,
+    body,
+    createdAt: event.createdAt,
+  };
+}
+
 /** One lane's page to read (`pendingOfLanes`). */
 export interface LanePage {
   sink: string;
@@ -182,15 +195,7 @@ export class OutboxStore {
         })),
       );
       for (const chunk of chunks(pending, INSERT_CHUNK)) await this.insertPending.execute(trx, chunk);
-      return events.map((event) => ({
-        seq: seqOf.get(event.eventId)!,
-        eventId: event.eventId,
-        instanceId: event.instanceId,
-        instanceName: event.instanceName,
-        type: event.type,
-        body: event.body,
-        createdAt: event.createdAt,
-      }));
+      return events.map((event) => storedEntry(event, seqOf.get(event.eventId)!, event.body));
     });
   }
 
@@ -277,15 +282,7 @@ export class OutboxStore {
     const byId = new Map(rows.map((row) => [row.event_id, row]));
     return events.map((event) => {
       const row = byId.get(event.eventId)!;
-      return {
-        seq: Number(row.seq),
-        eventId: event.eventId,
-        instanceId: event.instanceId,
-        instanceName: event.instanceName,
-        type: event.type,
-        body: row.body,
-        createdAt: event.createdAt,
-      };
+      return storedEntry(event, Number(row.seq), row.body);
     });
   }
 
