@@ -9,12 +9,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type LogEvent } from 'kysely';
+import { CompiledQuery, Kysely, SqliteDialect, sql, type LogEvent } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WhatsAppStateStore } from '../network/whatsapp/state-store.js';
 import { dropSchema, openStorage, type Dialect, type Storage } from '../storage/db.js';
 import { migrateUpTo } from '../storage/migrations.js';
+import { SearchPathPostgresDialect } from '../storage/search-path.js';
 import type { Database } from '../storage/schema.js';
 import { insertInstanceRow } from '../../test/support/rows.js';
 import { MessageStore, POLL_VOTE_TYPE, REVOKED_TYPE, type StoredMessage } from './store.js';
@@ -28,7 +29,7 @@ function connect(dialect: Dialect, target: string, schema: string | undefined, l
   const options = log ? { log } : {};
   if (dialect === 'sqlite') return new Kysely<Database>({ dialect: new SqliteDialect({ database: new SQLite(target) }), ...options });
   const pool = new pg.Pool({ connectionString: target, max: 2, options: `-c search_path=${schema}` });
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...options });
+  return new Kysely<Database>({ dialect: new SearchPathPostgresDialect({ pool }), ...options });
 }
 
 function message(

@@ -2,11 +2,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresAdapter, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { BackgroundCheckpointer, type CheckpointerOptions } from './checkpointer.js';
 import { migrateToLatest } from './migrations.js';
+import { SearchPathPostgresDialect } from './search-path.js';
 import { statementCache, type StatementCache } from './sqlite-statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -103,7 +104,7 @@ export async function openStorage(databaseUrl: string, options: OpenOptions = {}
       types: pgTypes,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely<Database>({ dialect: new SearchPathPostgresDialect({ pool }) });
     if (schema) await createSchemaIfMissing(db, schema);
     storage = { db, dialect: 'postgres', close: () => db.destroy() };
   }

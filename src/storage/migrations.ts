@@ -639,23 +639,8 @@ class StaticProvider implements MigrationProvider {
  * in the same database would find the first one's lock table and never create its own.
  */
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, schema?: string): Promise<void> {
-  for (let attempt = 1; ; attempt += 1) {
-    const { error } = await migrator(db, dialect, schema).migrateToLatest();
-    if (!error) return;
-    // Kysely's migrator first lists the tables of every schema of the database (with functions that
-    // fail when a schema is dropped meanwhile): another schema dropped at that moment is not ours to
-    // fail for. The migrations themselves run in one transaction, so trying again is safe.
-    if (attempt < 5 && isOtherSchemaDropped(error, schema)) continue;
-    throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
-  }
-}
-
-/** PostgreSQL's invalid_schema_name (3F000) about a schema other than `ours`. */
-function isOtherSchemaDropped(error: unknown, ours: string | undefined): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  if (code !== '3F000' || typeof message !== 'string') return false;
-  const named = /schema "([^"]+)" does not exist/.exec(message)?.[1];
-  return named !== undefined && named !== ours;
+  const { error } = await migrator(db, dialect, schema).migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
 }
 
 /** Applies the migrations up to and including `last`: a database as an older release left it (tests of a migration over existing rows). */
