@@ -148,10 +148,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const clock = options.clock ?? systemClock;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const admin = resolveAdminKey(config.globalApiKey, config.dataDir);
-  const storage = await openStorage(
-    config.databaseUrl,
-    options.storage ?? (config.databaseSchema ? { schema: config.databaseSchema } : { checkpointInBackground: true }),
-  );
+  const log = options.logger ?? createLogger(config.logLevel);
+  const storage = await openStorage(config.databaseUrl, {
+    ...(options.storage ?? (config.databaseSchema ? { schema: config.databaseSchema } : { checkpointInBackground: true })),
+    onConnectionLost: (error) =>
+      log.warn({ err: error }, 'a database connection ended; its statement fails with 503 and the next one opens a new connection'),
+  });
 
   // Webhook URLs an instance token sets must reach public addresses unless WEBHOOK_ALLOW_PRIVATE_URLS.
   const webhookGuard = config.webhook.allowPrivateUrls ? undefined : (url: string) => nonPublicTarget(new URL(url));
@@ -165,7 +167,6 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     allowPrivate: config.webhook.allowPrivateUrls,
     deliveryThread: config.webhook.deliveryThread,
   });
-  const log = options.logger ?? createLogger(config.logLevel);
   // Set once the gateway exists: what to do when it must stop being the active process.
   let fatal: (error: Error) => void = () => undefined;
   // What to do when the lock's connection fails: stop (active/standby), or in cluster mode stop

@@ -52,6 +52,12 @@ export interface OpenOptions {
    * object overrides its defaults (tests).
    */
   checkpointInBackground?: boolean | Pick<CheckpointerOptions, 'intervalMs' | 'recycleAtFrames'>;
+  /**
+   * PostgreSQL only: told when a pooled connection ends under the gateway (the server restarted, the
+   * network cut, an administrator ended the backend). A statement running on it fails as unavailable
+   * (503); the pool opens a new connection for the next one.
+   */
+  onConnectionLost?: (error: Error) => void;
 }
 
 export async function openStorage(databaseUrl: string, options: OpenOptions = {}): Promise<Storage> {
@@ -104,6 +110,13 @@ export async function openStorage(databaseUrl: string, options: OpenOptions = {}
       types: pgTypes,
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
+    // node-postgres emits 'error' on a client whose connection ends, and with no listener that is an
+    // uncaught exception: the process would exit. The pool listens only on idle clients (and then
+    // emits 'error' itself); a client Kysely holds has no listener at all.
+    const lost = (error: Error) => options.onConnectionLost?.(error);
+    pool.on('connect', (client) => client.on('error', lost));
+    // An idle client's end reaches the listener above too; the pool's own event repeats it.
+    pool.on('error', () => undefined);
     const db = new Kysely<Database>({ dialect: new SearchPathPostgresDialect({ pool }) });
     if (schema) await createSchemaIfMissing(db, schema);
     storage = { db, dialect: 'postgres', close: () => db.destroy() };
