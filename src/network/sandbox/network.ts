@@ -182,10 +182,11 @@ export class SandboxNetwork {
     from: string,
     to: string,
     message: Record<string, unknown>,
-    options: { id?: string; media?: EventMedia; chat?: string } = {},
+    options: { id?: string; media?: EventMedia; chat?: string; messageTimestamp?: number } = {},
   ): Promise<{ key: MessageKey; messageTimestamp: number } | undefined> {
     const target = this.linked.get(to);
-    const messageTimestamp = Math.floor(this.clock.now() / 1000);
+    // A sent message arrives with the time its sender gave it, even when a second turns in between.
+    const messageTimestamp = options.messageTimestamp ?? Math.floor(this.clock.now() / 1000);
     // In a status post or a group the chat is not the sender: the sender is named as `participant`.
     const shared = options.chat !== undefined && (options.chat === STATUS_JID || isGroupJid(options.chat));
     const key = { remoteJid: shared ? options.chat! : toJid(from), fromMe: false, id: options.id ?? newMessageId() };

@@ -213,7 +213,7 @@ export class SandboxSession implements Session {
       ...(media ? { media } : {}),
     });
     for (const to of built.recipients) {
-      await this.network.deliver(me, to, built.content, { id, ...(media ? { media } : {}), chat: built.remoteJid });
+      await this.network.deliver(me, to, built.content, { id, ...(media ? { media } : {}), chat: built.remoteJid, messageTimestamp });
     }
     return { key, message: built.content, messageTimestamp, status: 'SENT' };
   }

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { systemClock } from '../../clock.js';
+import { systemClock, type Clock } from '../../clock.js';
 import { eventMediaOf, toJid, type CanonicalEvent, type SessionHost } from '../port.js';
 import { SandboxDriver } from './driver.js';
 import { SandboxNetwork } from './network.js';
@@ -93,8 +93,8 @@ interface Phone {
 }
 
 /** One gateway process's sandbox: its network, world and driver. */
-function processOf(transport?: Topic, debug?: (details: object, message: string) => void) {
-  const network = new SandboxNetwork(systemClock, () => Promise.resolve());
+function processOf(transport?: Topic, debug?: (details: object, message: string) => void, clock: Clock = systemClock) {
+  const network = new SandboxNetwork(clock, () => Promise.resolve());
   const world = new SandboxWorld(network, new MemoryWorldStore());
   const driver = new SandboxDriver(network, TIMING, world);
   if (transport) network.span(transport, debug ? { debug } : undefined);
@@ -122,6 +122,26 @@ function processOf(transport?: Topic, debug?: (details: object, message: string)
 function messageWithId(phone: Phone, id: string) {
   return phone.of('MESSAGE').find((e) => e.data.key.id === id);
 }
+
+describe('sandbox network', () => {
+  it('a sent message arrives with the time its sender gave it, even when a second turns meanwhile', async () => {
+    // Each reading of this clock is 0.7 s after the last: every step of a send sees another second.
+    let at = 1_790_000_000_000;
+    const hub = new MemoryHub();
+    const a = processOf(hub.transport(), undefined, { now: () => (at += 700) });
+    const b = processOf(hub.transport(), undefined, { now: () => (at += 700) });
+    const alice = await a.phone();
+    const local = await a.phone();
+    const remote = await b.phone();
+
+    const here = await alice.session.send({ kind: 'text', to: local.number, text: 'same process', linkPreview: false });
+    expect(messageWithId(local, here.key.id)?.data.messageTimestamp).toBe(here.messageTimestamp);
+    const there = await alice.session.send({ kind: 'text', to: remote.number, text: 'other process', linkPreview: false });
+    const received = await waitFor(() => messageWithId(remote, there.key.id), 'the MESSAGE in the other process');
+    expect(received.data.messageTimestamp).toBe(there.messageTimestamp);
+    expect(alice.of('SEND_MESSAGE').map((e) => e.data.messageTimestamp)).toEqual([here.messageTimestamp, there.messageTimestamp]);
+  });
+});
 
 describe('sandbox network spanning processes (in-memory transport)', () => {
   it('a text from an instance of one process reaches the instance of the other with the key the sender got', async () => {
