@@ -73,10 +73,13 @@ export class OutboxDispatcher {
     this.sinks = new Map(options.sinks.map((sink) => [sink.name, sink]));
     this.sleep = options.sleep ?? realSleep;
     this.pageReads = new TurnBatch((lanes) => options.outbox.pendingOfLanes(lanes));
-    this.acknowledgements = new TurnBatch(async (acks) => {
-      await options.outbox.ackLanes(acks);
-      return acks.map(() => undefined);
-    });
+    this.acknowledgements = new TurnBatch(
+      async (acks) => {
+        await options.outbox.ackLanes(acks);
+        return acks.map(() => undefined);
+      },
+      options.outbox.acknowledgesPerTurn() ? 'next-turn' : 'end-of-task',
+    );
   }
 
   /** A sink a feature module adds (e.g. Chatwoot) before lanes resume; it joins the same road. */

@@ -1,3 +1,4 @@
+import { MessageChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { TurnBatch } from './turn-batch.js';
 
@@ -33,6 +34,31 @@ describe('TurnBatch', () => {
     expect(await first).toBe(1);
     expect(await Promise.all(later)).toEqual([2, 3]);
     expect(calls).toEqual([[1], [2, 3]]);
+  });
+
+  it('next-turn: requests of several tasks of one turn (messages from another thread) are served by one call', async () => {
+    const calls: Record<'end-of-task' | 'next-turn', number[][]> = { 'end-of-task': [], 'next-turn': [] };
+    for (const start of ['end-of-task', 'next-turn'] as const) {
+      const batch = new TurnBatch(async (requests: number[]) => {
+        calls[start].push([...requests]);
+        return requests.map((n) => -n);
+      }, start);
+      // Each message is a task of its own, as each answer of the webhook delivery thread is.
+      const { port1, port2 } = new MessageChannel();
+      const results: Promise<number>[] = [];
+      const all = new Promise<void>((resolve) =>
+        port2.on('message', (n: number) => {
+          results.push(batch.request(n));
+          if (results.length === 4) resolve();
+        }),
+      );
+      for (const n of [1, 2, 3, 4]) port1.postMessage(n);
+      await all;
+      expect(await Promise.all(results)).toEqual([-1, -2, -3, -4]);
+      port1.close();
+    }
+    expect(calls['end-of-task']).toEqual([[1], [2], [3], [4]]);
+    expect(calls['next-turn']).toEqual([[1, 2, 3, 4]]);
   });
 
   it("rejects every request of a failed call, and serves the next turn's", async () => {

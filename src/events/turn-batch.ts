@@ -9,6 +9,14 @@
  * A call starts at the end of the current task, not on a later turn: a lane alone (a backlog on a
  * busy gateway) would otherwise wait a whole turn of the loop per page and per acknowledgement.
  */
+/**
+ * When a batch's call starts: at the end of the current task (`end-of-task`), or once the event loop
+ * has run every task it has ready (`next-turn`, a `setImmediate`). The second gathers requests made
+ * by many tasks (each answer of the webhook delivery thread is a task of its own) at the price of a
+ * wait of one turn.
+ */
+export type TurnBatchStart = 'end-of-task' | 'next-turn';
+
 interface Turn<Request, Result> {
   requests: Request[];
   waiting: { resolve: (result: Result) => void; reject: (error: unknown) => void }[];
@@ -19,12 +27,18 @@ export class TurnBatch<Request, Result> {
   private serving = false;
 
   /** `serve` answers every request of a turn, results in the order of the requests. */
-  constructor(private readonly serve: (requests: Request[]) => Promise<Result[]>) {}
+  constructor(
+    private readonly serve: (requests: Request[]) => Promise<Result[]>,
+    private readonly start: TurnBatchStart = 'end-of-task',
+  ) {}
 
   request(request: Request): Promise<Result> {
     if (!this.next) {
       this.next = { requests: [], waiting: [] };
-      if (!this.serving) queueMicrotask(() => void this.run());
+      if (!this.serving) {
+        if (this.start === 'next-turn') setImmediate(() => void this.run());
+        else queueMicrotask(() => void this.run());
+      }
     }
     const turn = this.next;
     turn.requests.push(request);
