@@ -7,6 +7,7 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { Redis } from 'ioredis';
 import { clusterBench } from './cluster.mjs';
+import { manyInstancesBench } from './many-instances.mjs';
 import { WebhookReceiverForBench } from './receiver.mjs';
 import {
   ADMIN,
@@ -572,6 +573,8 @@ const alone = {
   webhook_lane_under_load: webhookUnderLoad,
   // Cluster mode: 1, 2 and 3 gateway processes, N = 1 as baseline (bench/cluster.mjs).
   cluster: () => clusterBench(results),
+  // 1,000 instances with webhooks in one process, SQLite and PostgreSQL, one instance as baseline.
+  many_instances: () => manyInstancesBench(results),
   send_road: sendRoad,
   // With the send road of the same run as baseline.
   storage_send_road: async () => storage(await sendRoad()),
@@ -606,6 +609,7 @@ if (ONLY) {
   await instanceCost();
   await storageScale();
   await sessionCost();
+  await manyInstancesBench(results);
   await clusterBench(results);
 }
 
