@@ -5,7 +5,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import type { EventType } from '../network/port.js';
-import { CompiledInsert } from '../storage/compiled-insert.js';
+import { CompiledInsert, CompiledStatement } from '../storage/compiled-insert.js';
 import { isPostgres } from '../storage/db.js';
 import { passFence, type WriteFence } from '../storage/fence.js';
 import type { Database } from '../storage/schema.js';
@@ -339,7 +339,13 @@ export class OutboxStore {
 
   /** The next pending deliveries of one sink for one instance, oldest first. */
   async pending(sink: string, instanceId: string, limit: number): Promise<PendingDelivery[]> {
-    const rows = await this.db
+    const rows = await this.pendingRead.execute(this.db, sink, instanceId, limit);
+    return rows.map(pendingDelivery);
+  }
+
+  /** `pending`'s statement, built once: with many instances a lane reads a page per event. */
+  private readonly pendingRead = new CompiledStatement((db: Kysely<Database>, sink: string, instanceId: string, limit: number) =>
+    db
       .selectFrom('outbox_pending as p')
       .innerJoin('outbox as o', 'o.seq', 'p.seq')
       .innerJoin('instances as i', 'i.id', 'o.instance_id')
@@ -357,10 +363,8 @@ export class OutboxStore {
       .where('p.sink', '=', sink)
       .where('p.instance_id', '=', instanceId)
       .orderBy('p.seq')
-      .limit(limit)
-      .execute();
-    return rows.map(pendingDelivery);
-  }
+      .limit(limit),
+  );
 
   /** Every (sink, instance) pair with deliveries waiting: the lanes to resume after a restart. */
   async lanes(): Promise<{ sink: string; instanceId: string }[]> {

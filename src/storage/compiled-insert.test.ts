@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CompiledInsert } from './compiled-insert.js';
+import { CompiledInsert, CompiledStatement } from './compiled-insert.js';
 import { dropSchema, openStorage, type Storage } from './db.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -120,5 +120,34 @@ describe.each(['sqlite', 'postgres'] as const)('CompiledInsert on %s', (dialect)
       [1, 'replaced'],
       [2, 'c'],
     ]);
+  });
+
+  it('CompiledStatement: builds once and runs its SQL again with the next arguments; built every time when its parameters are not the arguments', async () => {
+    await db
+      .insertInto('probe')
+      .values([1, 2, 3, 4, 5].map((id) => ({ id, name: id % 2 ? 'odd' : 'even', score: id })))
+      .execute();
+    let builds = 0;
+    const read = new CompiledStatement((d: Kysely<any>, name: string, above: number, limit: number) => {
+      builds += 1;
+      return d.selectFrom('probe').select(['id', 'score']).where('name', '=', name).where('id', '>', above).orderBy('id').limit(limit);
+    });
+    expect(await read.execute(db, 'odd', 0, 2)).toEqual([
+      { id: 1, score: 1 },
+      { id: 3, score: 3 },
+    ]);
+    expect(await read.execute(db, 'even', 2, 10)).toEqual([{ id: 4, score: 4 }]);
+    expect(await read.execute(db, 'odd', 1, 1)).toEqual([{ id: 3, score: 3 }]);
+    expect(builds).toBe(1);
+
+    // A literal of its own among the parameters: the text cannot be run with the arguments alone.
+    let literalBuilds = 0;
+    const withLiteral = new CompiledStatement((d: Kysely<any>, above: number) => {
+      literalBuilds += 1;
+      return d.selectFrom('probe').select('id').where('name', '=', 'odd').where('id', '>', above).orderBy('id');
+    });
+    expect(await withLiteral.execute(db, 1)).toEqual([{ id: 3 }, { id: 5 }]);
+    expect(await withLiteral.execute(db, 3)).toEqual([{ id: 5 }]);
+    expect(literalBuilds).toBe(2);
   });
 });

@@ -42,6 +42,27 @@ export class CompiledInsert<Row extends object, Result = unknown> {
 }
 
 /**
+ * A statement whose SQL Kysely builds once, then runs again with each call's parameters: for the
+ * reads made per event (a webhook lane's page read, one per wake: with many instances one per
+ * event), where building the query cost more than SQLite's read of its row. The text is reused only
+ * when Kysely's parameters for the first call were exactly the arguments in order; otherwise every
+ * call builds it, as before. The text depends on the dialect: one per database.
+ */
+export class CompiledStatement<Parameters extends readonly unknown[], Result> {
+  /** Undefined until the first call; null when the parameters are not the arguments. */
+  private text: string | null | undefined;
+
+  constructor(private readonly build: (db: Kysely<any>, ...parameters: Parameters) => Compilable<Result>) {}
+
+  async execute(db: Kysely<any>, ...parameters: Parameters): Promise<Result[]> {
+    if (this.text) return (await db.executeQuery<Result>(CompiledQuery.raw(this.text, [...parameters]))).rows;
+    const compiled = this.build(db, ...parameters).compile();
+    if (this.text === undefined) this.text = sameValues(compiled.parameters, parameters) ? compiled.sql : null;
+    return (await db.executeQuery(compiled)).rows;
+  }
+}
+
+/**
  * The rows' values, row by row in `columns` order; undefined unless every row has exactly these
  * columns, none of them undefined (Kysely leaves undefined values out of the statement).
  */
