@@ -5,14 +5,12 @@
 // are forwarded when N > 1), webhook events/s during that load, RSS per process and per instance held,
 // and for N > 1 the time to re-home the instances of a process killed with SIGKILL. The baseline is
 // the N = 1 configuration of the same run.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { WebhookReceiverForBench } from './receiver.mjs';
-import { ADMIN, ROOT, api, benchNumber, emit, rssOf, sleep, startGateway, tempDir } from './lib.mjs';
+import { ADMIN, api, benchNumber, emit, rssOf, sleep, startGateway, tempDir, tokenLoad } from './lib.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const INSTANCES = Number(process.env.BENCH_CLUSTER_INSTANCES ?? (QUICK ? 300 : 3000));
@@ -167,48 +165,22 @@ async function configuration(n) {
     const linkedRss = gateways.map((gw) => rssOf(gw.child.pid));
 
     // Send load over every token and every port.
-    const loadFile = path.join(tempDir('waygate-bench-cluster-load-'), 'load.json');
-    fs.writeFileSync(
-      loadFile,
-      JSON.stringify({
-        ports,
-        instances: instances.map((inst) => ({ token: inst.token, port: ownerPort.get(inst.id) })),
-        connections: CONNECTIONS,
-        duration: LOAD_SECONDS,
-        number: TO,
-      }),
-    );
     const cpuBefore = gateways.map((gw) => cpuOf(gw.child.pid));
     const eventsBefore = receiver.uniqueIds.size;
     const loadStarted = performance.now();
-    const load = await new Promise((resolve, reject) => {
-      let out = '';
-      const child = spawn(process.execPath, [path.join(ROOT, 'bench/cluster-load.mjs'), loadFile], {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      child.stdout.on('data', (d) => (out += d.toString()));
-      child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`cluster-load exited with ${code}`))));
+    const load = await tokenLoad({
+      ports,
+      instances: instances.map((inst) => ({ token: inst.token, port: ownerPort.get(inst.id) })),
+      connections: CONNECTIONS,
+      duration: LOAD_SECONDS,
+      number: TO,
     });
     const loadSeconds = (performance.now() - loadStarted) / 1000;
     const eventsDuringLoad = receiver.uniqueIds.size - eventsBefore;
     const cpuSeconds = gateways.map((gw, i) => cpuOf(gw.child.pid) - cpuBefore[i]);
-    fs.rmSync(path.dirname(loadFile), { recursive: true, force: true });
 
     // Drain: until the receiver has every send's event or stops growing for 3 s (30 s at most).
-    const drainStarted = Date.now();
-    let last = -1;
-    let stableSince = Date.now();
-    while (WEBHOOK && Date.now() - drainStarted < 30_000) {
-      const seen = receiver.uniqueIds.size - eventsBefore;
-      if (seen >= load.total2xx) break;
-      if (seen !== last) {
-        last = seen;
-        stableSince = Date.now();
-      } else if (Date.now() - stableSince > 3000) break;
-      await sleep(200);
-    }
-    const eventsAfterDrain = receiver.uniqueIds.size - eventsBefore;
+    const eventsAfterDrain = WEBHOOK ? await receiver.drain(eventsBefore, load.total2xx) : receiver.uniqueIds.size - eventsBefore;
 
     // Per process: requests that arrived at its port (served here or forwarded), and those it served.
     const perProcess = gateways.map((gw, i) => {

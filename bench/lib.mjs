@@ -189,6 +189,30 @@ export async function api(url, method, route, key, body) {
   return text ? JSON.parse(text) : undefined;
 }
 
+/**
+ * Runs bench/cluster-load.mjs in its own process: POST /send/text with random instances' tokens.
+ * `config` is { ports, instances: [{ token, port }], connections, duration, number }; resolves with
+ * its JSON line.
+ */
+export async function tokenLoad(config) {
+  const dir = tempDir('waygate-bench-load-');
+  const file = path.join(dir, 'load.json');
+  fs.writeFileSync(file, JSON.stringify(config));
+  try {
+    return await new Promise((resolve, reject) => {
+      let out = '';
+      const child = spawn(process.execPath, [path.join(ROOT, 'bench/cluster-load.mjs'), file], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      child.stdout.on('data', (d) => (out += d.toString()));
+      child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`cluster-load exited with ${code}`))));
+    });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 let numberSeq = 0;
 export function benchNumber() {
   numberSeq += 1;

@@ -4,11 +4,9 @@
 // BENCH_MANY_SECONDS (15). The baseline is the same load, same generator, on one instance with the
 // same webhook, in the same run: what holding many instances (a lane per instance, ticks over many
 // instances) costs a gateway. Every send's event must reach the receiver (`lost` after a drain).
-import { execSync, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
+import { execSync } from 'node:child_process';
 import { WebhookReceiverForBench } from './receiver.mjs';
-import { ROOT, connectedSandbox, emit, sleep, startGateway, tempDir } from './lib.mjs';
+import { connectedSandbox, emit, startGateway, tokenLoad } from './lib.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const INSTANCES = Number(process.env.BENCH_MANY_INSTANCES ?? (QUICK ? 200 : 1000));
@@ -17,35 +15,6 @@ const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const LINK_CONCURRENCY = 32;
 
 const ratio = (a, b) => (b ? Math.round((a / b) * 1000) / 1000 : null);
-
-/** Runs bench/cluster-load.mjs against one gateway with the instances' tokens; its JSON line. */
-async function load(gateway, instances) {
-  const dir = tempDir('waygate-bench-many-');
-  const file = path.join(dir, 'load.json');
-  fs.writeFileSync(
-    file,
-    JSON.stringify({
-      ports: [gateway.port],
-      instances: instances.map((i) => ({ token: i.token, port: gateway.port })),
-      connections: 64,
-      duration: SECONDS,
-      number: '5511900000000',
-    }),
-  );
-  try {
-    return await new Promise((resolve, reject) => {
-      let out = '';
-      const child = spawn(process.execPath, [path.join(ROOT, 'bench/cluster-load.mjs'), file], {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      child.stdout.on('data', (d) => (out += d.toString()));
-      child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`cluster-load exited with ${code}`))));
-    });
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 /** One gateway on `env` with `count` instances under the load: sends/s, latency, deliveries. */
 async function configuration(env, count) {
@@ -66,22 +35,17 @@ async function configuration(env, count) {
     );
     const linkMs = Math.round(performance.now() - linkStarted);
     const before = receiver.uniqueIds.size;
-    const sent = await load(gateway, instances);
+    const sent = await tokenLoad({
+      ports: [gateway.port],
+      instances: instances.map((i) => ({ token: i.token, port: gateway.port })),
+      connections: 64,
+      duration: SECONDS,
+      number: '5511900000000',
+    });
     const deliveredDuringLoad = receiver.uniqueIds.size - before;
     // Drain: until every send's event arrived, or nothing new for 3 s (60 s at most).
     const drainStarted = Date.now();
-    let last = -1;
-    let stableSince = Date.now();
-    while (Date.now() - drainStarted < 60_000) {
-      const seen = receiver.uniqueIds.size - before;
-      if (seen >= sent.total2xx) break;
-      if (seen !== last) {
-        last = seen;
-        stableSince = Date.now();
-      } else if (Date.now() - stableSince > 3000) break;
-      await sleep(200);
-    }
-    const delivered = receiver.uniqueIds.size - before;
+    const delivered = await receiver.drain(before, sent.total2xx, { maxMs: 60_000 });
     return {
       instances: count,
       linkMs,

@@ -62,6 +62,26 @@ export class WebhookReceiverForBench {
     }
   }
 
+  /**
+   * Waits until `expected` events arrived since the receiver had `before`, or none arrived for
+   * `quietMs`, or `maxMs` passed (a drain after a load). Resolves with the count since `before`.
+   */
+  async drain(before, expected, { quietMs = 3000, maxMs = 30_000 } = {}) {
+    const started = Date.now();
+    let last = -1;
+    let quietSince = started;
+    while (Date.now() - started < maxMs) {
+      const seen = this.uniqueIds.size - before;
+      if (seen >= expected) break;
+      if (seen !== last) {
+        last = seen;
+        quietSince = Date.now();
+      } else if (Date.now() - quietSince > quietMs) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    return this.uniqueIds.size - before;
+  }
+
   hold() {
     this.held = true;
   }

@@ -6,8 +6,10 @@
  * PostgreSQL each statement is a round trip. Requests made while a call runs go in the next call,
  * right after it.
  *
- * A call starts at the end of the current task, not on a later turn: a lane alone (a backlog on a
- * busy gateway) would otherwise wait a whole turn of the loop per page and per acknowledgement.
+ * By default a call starts at the end of the current task, not on a later turn: a lane alone (a
+ * backlog on a busy gateway) would otherwise wait a whole turn of the loop per page and per
+ * acknowledgement. Where each call costs more than that wait (SQLite's acknowledgements, each a
+ * commit), `next-turn` gathers the requests of a whole turn.
  */
 /**
  * When a batch's call starts: at the end of the current task (`end-of-task`), or once the event loop
