@@ -5,7 +5,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import type { EventType } from '../network/port.js';
-import { CompiledInsert, CompiledStatement } from '../storage/compiled-insert.js';
+import { CompiledInsert, CompiledStatement } from '../storage/compiled-statements.js';
 import { isPostgres } from '../storage/db.js';
 import { passFence, type WriteFence } from '../storage/fence.js';
 import type { Database } from '../storage/schema.js';

@@ -11,7 +11,7 @@ export type { MessageFilter, StoredMedia, StoredMessage } from '../network/port.
 import { NOT_POLL_VOTE, POLL_VOTE_TYPE } from '../storage/expressions.js';
 import { isPostgres } from '../storage/db.js';
 import { totalOf } from '../storage/paging.js';
-import { CompiledInsert } from '../storage/compiled-insert.js';
+import { CompiledInsert } from '../storage/compiled-statements.js';
 import type { Database } from '../storage/schema.js';
 
 export { POLL_VOTE_TYPE };

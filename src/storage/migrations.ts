@@ -635,17 +635,21 @@ class StaticProvider implements MigrationProvider {
 
 /**
  * `schema` names the PostgreSQL schema that holds Waygate's tables. Kysely looks for its own
- * bookkeeping tables in every schema unless told which one, so without it a second Waygate schema
- * in the same database would find the first one's lock table and never create its own.
+ * bookkeeping tables in every schema it sees (the search path's, storage/search-path.ts) unless told
+ * which one, so without it a second Waygate schema on the same search path would find the first
+ * one's lock table and never create its own.
  */
 export async function migrateToLatest(db: Kysely<any>, dialect: Dialect, schema?: string): Promise<void> {
-  const { error } = await migrator(db, dialect, schema).migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
+  failOn((await migrator(db, dialect, schema).migrateToLatest()).error);
 }
 
 /** Applies the migrations up to and including `last`: a database as an older release left it (tests of a migration over existing rows). */
 export async function migrateUpTo(db: Kysely<any>, dialect: Dialect, last: string, schema?: string): Promise<void> {
-  const { error } = await migrator(db, dialect, schema).migrateTo(last);
+  failOn((await migrator(db, dialect, schema).migrateTo(last)).error);
+}
+
+/** Kysely's migrator reports a failure as a result; ours throw it. */
+function failOn(error: unknown): void {
   if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
 }
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CompiledInsert, CompiledStatement } from './compiled-insert.js';
+import { CompiledInsert, CompiledStatement } from './compiled-statements.js';
 import { dropSchema, openStorage, type Storage } from './db.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

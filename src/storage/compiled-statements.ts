@@ -1,6 +1,7 @@
 /**
- * A multi-row insert whose SQL Kysely builds once per shape (row count and column list), then runs
- * again with each batch's values.
+ * Statements whose SQL Kysely builds once and that run again with new values: `CompiledInsert`, a
+ * multi-row insert built once per shape (row count and column list), and `CompiledStatement`, a
+ * statement run per event with new parameters.
  *
  * The event outbox and the message store write every tick with the same few statements. Building
  * them anew each time (Kysely's immutable builders, the value parser, the compiler) cost about 5 %
@@ -9,7 +10,7 @@
  * values in order: a statement whose parameters come from elsewhere (a literal in `onConflict`, a
  * value Kysely leaves out) is built every time, as before.
  *
- * The text depends on the dialect: keep one `CompiledInsert` per database (a store's own field).
+ * The text depends on the dialect: keep one of each per database (a store's own field).
  */
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 
@@ -46,7 +47,7 @@ export class CompiledInsert<Row extends object, Result = unknown> {
  * reads made per event (a webhook lane's page read, one per wake: with many instances one per
  * event), where building the query cost more than SQLite's read of its row. The text is reused only
  * when Kysely's parameters for the first call were exactly the arguments in order; otherwise every
- * call builds it, as before. The text depends on the dialect: one per database.
+ * call builds it, as before.
  */
 export class CompiledStatement<Parameters extends readonly unknown[], Result> {
   /** Undefined until the first call; null when the parameters are not the arguments. */
