@@ -178,6 +178,8 @@ export class McpService {
   /** Incoming and sent messages: resource updates to subscribers, incoming ones to waiting tools. */
   onEvent(instanceId: string, event: CanonicalEvent): void {
     if (event.type !== 'MESSAGE' && event.type !== 'SEND_MESSAGE') return;
+    // Every message of every instance passes here: with no one waiting or subscribed there is nothing to do.
+    if (this.waiters.size === 0 && this.sessions.size === 0) return;
     const key = event.data.key as { remoteJid?: unknown; fromMe?: unknown } | undefined;
     if (typeof key?.remoteJid !== 'string') return;
     const chat = chatJid(key.remoteJid);
