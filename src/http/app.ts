@@ -11,6 +11,7 @@ import addFormatsModule from 'ajv-formats';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import { refusal } from '../errors.js';
 import type { InstanceService } from '../instance-registry/service.js';
 import { registerAuth, type CredentialResolvers, type RequestRouting } from './auth.js';
 import { shareComponents } from './openapi-components.js';
@@ -96,7 +97,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: config.trustProxy,
     // The reply lists the problems (http/errors.ts); Fastify's own message of every Ajv error (one
     // per array item with allErrors) is not needed, and costly for big malformed bodies.
-    schemaErrorFormatter: (_errors, dataVar) => new Error(`${dataVar} is invalid`),
+    schemaErrorFormatter: (_errors, dataVar) => refusal(`${dataVar} is invalid`),
     schemaController: { compilersFactory: { buildSerializer: cachedSerializers as never } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
