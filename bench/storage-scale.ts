@@ -41,6 +41,8 @@ const DIALECTS = (process.env.STORAGE_DIALECTS ?? 'sqlite,postgres').split(',') 
 const SEQUENTIAL = Number(process.env.STORAGE_SEQUENTIAL ?? (QUICK ? 50 : 200));
 /** STORAGE_LOAD=0 skips the autocannon loads (only the sequential timings and the pruner). */
 const LOAD = process.env.STORAGE_LOAD !== '0';
+/** STORAGE_PROFILE=1: a CPU profile of each measured gateway (bench/results/profiles/storage-scale-<database>/). */
+const PROFILE = process.env.STORAGE_PROFILE === '1';
 /** Seconds of the same load before each measured one, left out: the figures are a warm gateway's. */
 const WARM_SECONDS = Number(process.env.STORAGE_WARM_SECONDS ?? (QUICK ? 1 : 3));
 /**
@@ -180,7 +182,13 @@ async function builtGateway(generated: TestGateway, schema: string | undefined, 
       BENCH_TRUST_ROOT: testRootPublicKey().toString('base64'),
       ...storageEnv,
     },
-    { nodeArgs: ['--import', './bench/trust-test-root.mjs'] },
+    {
+      nodeArgs: [
+        '--import',
+        './bench/trust-test-root.mjs',
+        ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=bench/results/profiles/storage-scale-${schema ? 'postgres' : 'sqlite'}`] : []),
+      ],
+    },
   );
   const gw = { url: child.url as string, api: httpApi(child.url), stop: () => child.stop() as Promise<void> };
   await waitFor(
