@@ -559,7 +559,7 @@ async function sessionCost() {
   tsFigures('bench/session-cost.ts', 'session_cost_whatsapp');
 }
 
-// The issue's own set, left out of the full run for its length (~30 minutes): realistic accounts at
+// The issue's own set, left out of the full run for its length (~7 minutes): realistic accounts at
 // 10, 100 and 200 sessions with their resume, then 1,000 linked empty accounts resumed after a
 // restart (a realistic first link costs 2-5 s here: 1,000 of them do not fit in a bench).
 async function sessionsAtScale() {
