@@ -1,4 +1,6 @@
 /** Starts Waygate as a process: reads the config, builds the gateway, listens, stops on signals. */
+// First: it must change protobufjs before Baileys' WAProto loads (see the module).
+import './network/whatsapp/oneof-getter.js';
 import path from 'node:path';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.js';

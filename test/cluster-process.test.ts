@@ -67,7 +67,7 @@ let db: pg.Pool;
 async function startProcess(): Promise<Proc> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-cluster-proc-'));
-  const gw = await spawnGateway({ ...baseEnv, DATA_DIR: dataDir, CLUSTER_ADVERTISE_URL: `http://127.0.0.1:${port}` }, port, 90_000);
+  const gw = await spawnGateway({ ...baseEnv, DATA_DIR: dataDir, CLUSTER_ADVERTISE_URL: `http://127.0.0.1:${port}` }, port);
   const proc = Object.assign(gw, { pid: gw.child.pid!, dataDir });
   all.push(proc);
   return proc;

@@ -45,10 +45,15 @@ function gatewayEntry(): string[] {
   return entry;
 }
 
-// Starting takes seconds; on a loaded machine (another suite beside it) tens of them.
-export async function spawnGateway(env: Record<string, string>, port: number, listenTimeoutMs = 90_000): Promise<GatewayProcess> {
+// Starting takes seconds; on a loaded machine (another suite beside it) tens of them. `nodeArgs` go to
+// Node before the entry (V8 flags, an `--import` that watches the process from inside).
+export async function spawnGateway(
+  env: Record<string, string>,
+  port: number,
+  { listenTimeoutMs = 90_000, nodeArgs = [] }: { listenTimeoutMs?: number; nodeArgs?: string[] } = {},
+): Promise<GatewayProcess> {
   const output: string[] = [];
-  const child = spawn(process.execPath, gatewayEntry(), {
+  const child = spawn(process.execPath, [...nodeArgs, ...gatewayEntry()], {
     cwd: ROOT,
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
