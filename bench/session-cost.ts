@@ -23,6 +23,8 @@
  * SESSION_RESUME_TIMEOUT_SECONDS (900: the resume figure then says how many logged in), and the
  * gateway's WHATSAPP_RESUME_PER_SECOND and WHATSAPP_MESSAGE_CACHE.
  */
+// First, as in src/main.ts: the gateway measured here runs in this process.
+import '../src/network/whatsapp/oneof-getter.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
