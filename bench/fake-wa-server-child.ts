@@ -9,6 +9,10 @@
  * Env: FAKE_WA_ACCOUNT (realistic | empty), FAKE_WA_BACKLOG (offline messages per resume of a
  * realistic account), FAKE_WA_PORT (0: any free port).
  */
+// First, as in src/main.ts: without it every object shape this process meets after Baileys loads
+// gets a map of its own, and the server, not the gateway, bounds the figures.
+import '../src/network/whatsapp/oneof-getter.js';
+import { shareAsyncLocalStorage } from '../src/network/whatsapp/async-context.js';
 import { FakeWaServer, testRootPublicKey, type FakeConnection } from '../src/network/whatsapp/fixtures/fake-wa-server.js';
 import { REALISTIC, RealisticAccount } from '../src/network/whatsapp/fixtures/realistic-account.js';
 
@@ -25,6 +29,9 @@ const realistic = (process.env.FAKE_WA_ACCOUNT ?? 'realistic') === 'realistic';
 const account = realistic
   ? new RealisticAccount({ ...REALISTIC, backlog: Number(process.env.FAKE_WA_BACKLOG ?? REALISTIC.backlog) })
   : undefined;
+// The phones' Signal stores are Baileys' too, one AsyncLocalStorage each: as the gateway's driver
+// does, share one, or every promise of this process walks a thousand of them.
+shareAsyncLocalStorage();
 const server = new FakeWaServer(account ? { account } : {});
 const url = await server.start(Number(process.env.FAKE_WA_PORT ?? 0));
 await account?.prepare();
