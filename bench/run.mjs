@@ -536,8 +536,10 @@ async function groupSend() {
 
 // 8. Storage at scale: generated messages over many instances, read routes' p99 and the outbox pruner,
 // on both databases (bench/storage-scale.ts, run with tsx: it needs the tests' fake WhatsApp server).
-/** Runs a TypeScript scenario with tsx (it needs the tests' fake WhatsApp server) and emits its figures. */
-/** Runs a TypeScript figure script; `env` overrides its knobs, `as` renames the figure it prints. */
+/**
+ * Runs a TypeScript scenario with tsx (it needs the tests' fake WhatsApp server) and emits its
+ * figures; `env` overrides its knobs, `as` renames the figure it prints.
+ */
 function tsFigures(script, figure, { env = {}, as = figure } = {}) {
   const out = execFileSync(process.execPath, ['--expose-gc', 'node_modules/tsx/dist/cli.mjs', script], {
     cwd: ROOT,
@@ -561,7 +563,8 @@ async function sessionCost() {
 
 // The issue's own set, left out of the full run for its length (~7 minutes): realistic accounts at
 // 10, 100 and 200 sessions with their resume, then 1,000 linked empty accounts resumed after a
-// restart (a realistic first link costs 2-5 s here: 1,000 of them do not fit in a bench).
+// restart (1,000 realistic accounts take ~20 minutes here: `SESSION_SIZES=1000
+// SESSION_LINK_CONCURRENCY=4 BENCH_ONLY=session_cost`, bench/README's thirteenth run).
 async function sessionsAtScale() {
   tsFigures('bench/session-cost.ts', 'session_cost_whatsapp', {
     env: { SESSION_SIZES: '10,100,200', SESSION_ACCOUNT: 'realistic', SESSION_LINK_CONCURRENCY: '4' },

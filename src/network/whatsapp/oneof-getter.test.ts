@@ -16,9 +16,9 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-oneof-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /**
- * Loaded with --allow-natives-syntax: every 50 ms writes to PROBE_OUT whether two objects built as
+ * Loaded with --allow-natives-syntax: on SIGUSR2 writes to PROBE_OUT whether two objects built as
  * `{}` plus one property never seen before share a map, i.e. whether V8 can still add a transition
- * to the empty object literal's map.
+ * to the empty object literal's map. Asked once: each probe takes a transition itself.
  */
 const PROBE = `
 import fs from 'node:fs';
@@ -32,7 +32,7 @@ export function newShapeIsShared() {
   b[key] = 1;
   return sameMap(a, b);
 }
-if (process.env.PROBE_OUT) setInterval(() => fs.writeFileSync(process.env.PROBE_OUT, String(newShapeIsShared())), 50).unref();
+if (process.env.PROBE_OUT) process.on('SIGUSR2', () => fs.writeFileSync(process.env.PROBE_OUT, String(newShapeIsShared())));
 `;
 const probeFile = path.join(dir, 'probe.mjs');
 fs.writeFileSync(probeFile, PROBE);
@@ -75,8 +75,8 @@ describe('oneOfGetter', () => {
       { nodeArgs: ['--allow-natives-syntax', '--import', probeFile] },
     );
     try {
-      // Listening means every module is loaded; a probe written after that tells the steady state.
-      fs.rmSync(out, { force: true });
+      // Listening means every module is loaded: the probe asked now tells the steady state.
+      gateway.child.kill('SIGUSR2');
       const answer = await waitFor(() => (fs.existsSync(out) ? fs.readFileSync(out, 'utf8') || undefined : undefined), 30_000, 'the probe');
       expect(answer).toBe('true');
     } finally {
