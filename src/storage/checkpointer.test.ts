@@ -145,23 +145,34 @@ describe('BackgroundCheckpointer', () => {
     }
   });
 
-  it('keeps the log of a storage under steady writes bounded, holding its connection for each recycle', async () => {
+  it('keeps the log of a storage under steady writes bounded, holding its connection for each recycle', { timeout: 60_000 }, async () => {
     const file = tempFile();
     const storage = await openStorage(`sqlite:${file}`, { checkpointInBackground: { intervalMs: 10, recycleAtFrames: 64 } });
     try {
-      // ~3,000 frames of writes in small transactions, each on its own turn of the event loop (as
-      // the outbox's ticks): the worker never finds the writer between two of them by itself.
-      for (let i = 0; i < 300; i += 1) {
+      // Writes in small transactions (~10 frames each), each on its own turn of the event loop (as
+      // the outbox's ticks): the worker never finds the writer between two of them by itself. They go
+      // on until the worker has had its pause three times and 150 transactions (~1,500 frames) were
+      // written, however slow a loaded machine makes the worker.
+      let written = 0;
+      const write = async () => {
         await new Promise((resolve) => setImmediate(resolve));
         await storage.db.transaction().execute(async (trx) => {
           for (let k = 0; k < 10; k += 1) {
-            await sql`insert into sandbox_world (kind, id, body, updated_at) values ('load', ${`${i}-${k}`}, ${'x'.repeat(4_000)}, 0)`.execute(
+            await sql`insert into sandbox_world (kind, id, body, updated_at) values ('load', ${`${written}-${k}`}, ${'x'.repeat(4_000)}, 0)`.execute(
               trx,
             );
           }
         });
+        written += 1;
+      };
+      const deadline = Date.now() + 40_000;
+      while ((storage.checkpointer?.recycled ?? 0) < 3 || written < 150) {
+        if (Date.now() > deadline) throw new Error(`no third recycle after ${written} transactions`);
+        await write();
       }
-      expect(storage.checkpointer?.recycled).toBeGreaterThan(0);
+      // The log starts over at the first write after a recycle: it holds what came since (~20
+      // transactions here), not the frames of every transaction written.
+      for (let i = 0; i < 20; i += 1) await write();
       const step = await storage.checkpointer!.checkpoint();
       expect(step.log).toBeLessThan(1_000);
     } finally {

@@ -36,8 +36,13 @@ interface Received {
  * A consumer with a persistent session (clean start off, session kept 5 minutes), so the broker
  * queues QoS 1 messages for it while it is away, also across the broker's restart.
  */
-async function subscriber(broker: BrokerProcess, filter: string): Promise<{ client: MqttClient; received: Received[] }> {
+async function subscriber(
+  broker: BrokerProcess,
+  filter: string,
+): Promise<{ client: MqttClient; received: Received[]; sessionsPresent: boolean[] }> {
   const received: Received[] = [];
+  // Whether the broker still had the session at each (re)connect: a failure report needs it.
+  const sessionsPresent: boolean[] = [];
   const client = connect(`mqtt://${broker.url}`, {
     protocolVersion: 5,
     clientId: `wgtest-${randomBytes(4).toString('hex')}`,
@@ -46,6 +51,7 @@ async function subscriber(broker: BrokerProcess, filter: string): Promise<{ clie
     reconnectPeriod: 200,
   });
   client.on('error', () => undefined);
+  client.on('connect', (connack) => sessionsPresent.push(connack.sessionPresent));
   client.on('message', (topic, payload, packet) => {
     received.push({ topic, userProperties: packet.properties?.userProperties, envelope: JSON.parse(payload.toString('utf8')) });
   });
@@ -54,7 +60,7 @@ async function subscriber(broker: BrokerProcess, filter: string): Promise<{ clie
     client.once('error', reject);
   });
   await client.subscribeAsync(filter, { qos: 1 });
-  return { client, received };
+  return { client, received, sessionsPresent };
 }
 
 describe('MQTT channel', () => {
@@ -101,7 +107,20 @@ describe('MQTT channel', () => {
         };
         throw new Error(`${(error as Error).message}: ${JSON.stringify(where)}`);
       });
-      await waitFor(() => (distinctCount(ofA.received.map((r) => r.envelope)) === 500 ? true : undefined), 20_000, "all of a's events");
+      // Also seen once in a slow CI run (the global subscriber had all 1,000): say what a's lacks.
+      const ofAEnvelopes = () => ofA.received.map((r) => r.envelope);
+      await waitFor(() => (distinctCount(ofAEnvelopes()) === 500 ? true : undefined), 20_000, "all of a's events").catch((error) => {
+        const seen = new Set(ofAEnvelopes().map((e) => e.data.n as number));
+        const missing = Array.from({ length: 500 }, (_, n) => n).filter((n) => !seen.has(n));
+        const where = {
+          received: seen.size,
+          missing: missing.length > 20 ? [...missing.slice(0, 10), '…', ...missing.slice(-10)] : missing,
+          sessionsPresent: ofA.sessionsPresent,
+          connected: ofA.client.connected,
+          globalSessionsPresent: all.sessionsPresent,
+        };
+        throw new Error(`${(error as Error).message}: ${JSON.stringify(where)}`);
+      });
       expectEveryEventInOrder(
         envelopes(),
         new Map([
