@@ -11,6 +11,7 @@ import { manyInstancesBench } from './many-instances.mjs';
 import { WebhookReceiverForBench } from './receiver.mjs';
 import {
   ADMIN,
+  PROFILE_DIR,
   ROOT,
   api,
   autocannon,
@@ -28,8 +29,9 @@ import {
 } from './lib.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
-// `npm run bench -- --profile`: the send road and the webhook lanes run under --cpu-prof; the
-// profiles stay in bench/results/profiles/ and each figure names its file and where the time went.
+// `npm run bench -- --profile`: the send road and the webhook lanes run under --cpu-prof, the
+// WhatsApp sessions' resume under the inspector's profiler; the profiles stay in
+// bench/results/profiles/ and each figure names its file and where the time went.
 const PROFILE = process.argv.includes('--profile');
 const SEND_SECONDS = QUICK ? 5 : 20;
 const SHORT_SECONDS = QUICK ? 3 : 10;
@@ -534,6 +536,12 @@ async function groupSend() {
   }
 }
 
+// The gateway inside a TypeScript scenario runs with the V8 flags `npm start` gives it (the young
+// generation's size: its garbage collector's pace).
+const START_V8_FLAGS = (
+  JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start.match(/--max-[a-z-]+=\d+/g) ?? []
+).join(' ');
+
 // 8. Storage at scale: generated messages over many instances, read routes' p99 and the outbox pruner,
 // on both databases (bench/storage-scale.ts, run with tsx: it needs the tests' fake WhatsApp server).
 /**
@@ -546,9 +554,15 @@ function tsFigures(script, figure, { env = {}, as = figure } = {}) {
     stdio: ['ignore', 'pipe', 'inherit'],
     timeout: 3_600_000,
     encoding: 'utf8',
-    env: { ...process.env, ...env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --expose-gc`.trim() },
+    env: { ...process.env, ...env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --expose-gc ${START_V8_FLAGS}`.trim() },
   });
-  for (const line of out.split('\n')) if (line.startsWith(`{"figure":"${figure}"`)) emit(results, { ...JSON.parse(line), figure: as });
+  for (const line of out.split('\n')) {
+    if (!line.startsWith(`{"figure":"${figure}"`)) continue;
+    const printed = JSON.parse(line);
+    // A resume profiled (`--profile`): where its time went, as for the send road.
+    if (printed.resume?.profileFile) printed.resume.profile = summariseProfile(printed.resume.profileFile);
+    emit(results, { ...printed, figure: as });
+  }
 }
 
 async function storageScale() {
@@ -558,7 +572,8 @@ async function storageScale() {
 // 9. Connected WhatsApp sessions (real Baileys client, fake server, realistic accounts): RSS and heap
 // per session at SESSION_SIZES, idle CPU, the paced resume after a restart (bench/session-cost.ts).
 async function sessionCost() {
-  tsFigures('bench/session-cost.ts', 'session_cost_whatsapp');
+  const env = PROFILE ? { SESSION_RESUME_PROFILE: path.join(PROFILE_DIR, 'session-resume.cpuprofile') } : {};
+  tsFigures('bench/session-cost.ts', 'session_cost_whatsapp', { env });
 }
 
 // The issue's own set, left out of the full run for its length (~7 minutes): realistic accounts at

@@ -20,12 +20,15 @@
  * SESSION_RESUME (1; 0 skips the restart), SESSION_BACKLOG (50 offline messages per resumed
  * session), SESSION_FAKE_SERVER (process | inprocess), SESSION_LINK_CONCURRENCY (links in flight
  * at once with the server in a child process; 1), SESSION_FAKE_SERVER_PORT (0: any free port), and
- * SESSION_RESUME_TIMEOUT_SECONDS (900: the resume figure then says how many logged in), and the
- * gateway's WHATSAPP_RESUME_PER_SECOND and WHATSAPP_MESSAGE_CACHE.
+ * SESSION_RESUME_TIMEOUT_SECONDS (900: the resume figure then says how many logged in),
+ * SESSION_RESUME_PROFILE (a file: this process's CPU profile from the restart to the caught-up
+ * stores, the gateway's side of the resume), and the gateway's WHATSAPP_RESUME_PER_SECOND and
+ * WHATSAPP_MESSAGE_CACHE.
  */
 // First, as in src/main.ts: the gateway measured here runs in this process.
 import '../src/network/whatsapp/oneof-getter.js';
 import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -34,6 +37,11 @@ import { REALISTIC, RealisticAccount } from '../src/network/whatsapp/fixtures/re
 import { startGateway, type TestGateway } from '../test/support/gateway.js';
 import { FakeWaServerProcess } from './fake-wa-server-process.js';
 import { pairedWhatsApp } from './whatsapp-pairing.js';
+
+// tsx maps every stack trace to the sources; `npm start` runs the build without source maps. Baileys
+// captures a stack for each frame it sends (its promise timeouts), and mapping those was ~6 % of a
+// resume's CPU here that the gateway in production does not spend.
+process.setSourceMapsEnabled(false);
 
 const QUICK = process.env.BENCH_QUICK === '1';
 // A realistic first link costs this machine ~2-5 s (history into the stores, app state, Signal):
@@ -45,6 +53,21 @@ const RESUME = process.env.SESSION_RESUME !== '0';
 const IN_PROCESS = process.env.SESSION_FAKE_SERVER === 'inprocess';
 const RESUME_TIMEOUT_SECONDS = Number(process.env.SESSION_RESUME_TIMEOUT_SECONDS ?? 900);
 const LINK_CONCURRENCY = IN_PROCESS ? 1 : Number(process.env.SESSION_LINK_CONCURRENCY ?? 1);
+const RESUME_PROFILE = process.env.SESSION_RESUME_PROFILE;
+
+/** Starts this process's CPU profiler; the returned function stops it and writes `file`. */
+async function profileInto(file: string): Promise<() => Promise<void>> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  };
+}
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
@@ -170,6 +193,7 @@ try {
       accounts.add(username);
       if (accounts.size === linked) allLoggedIn();
     });
+    const stopProfile = RESUME_PROFILE ? await profileInto(RESUME_PROFILE) : undefined;
     const restarted = performance.now();
     const resumeCpu = process.cpuUsage();
     const progress = setInterval(
@@ -187,6 +211,7 @@ try {
     if (complete) await settled(gw, linked, BACKLOG);
     const caughtUpMs = Math.round(performance.now() - restarted);
     const resumeCpuUsed = process.cpuUsage(resumeCpu);
+    await stopProfile?.();
     clearInterval(progress);
     stopCounting();
     const r = await reading();
@@ -206,6 +231,7 @@ try {
       heapPerSession: Math.round((r.heap - stopped.heap) / linked),
       externalPerSession: Math.round((r.external - stopped.external) / linked),
       ...(fakeServer ? { fakeServerProcess: { rssBytes: fakeServer.rss, heapBytes: fakeServer.heap } } : {}),
+      ...(RESUME_PROFILE ? { profileFile: RESUME_PROFILE } : {}),
     };
   }
 

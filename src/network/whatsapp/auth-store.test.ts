@@ -103,6 +103,21 @@ describe.each(dialects)('auth store on $name', ({ url, schema }) => {
     expect(Object.keys(await store.getKeys(id, 'pre-key', ['1', '2']))).toEqual(['2']);
   });
 
+  it("a message's session write (one statement, its SQL built once) lands each time with that call's values", async () => {
+    const id = await addInstance();
+    const other = await addInstance();
+    const sessionOf = async (instance: string, address: string) =>
+      Buffer.from((await store.getKeys(instance, 'session', [address]))[address] ?? []).toString();
+    for (const round of ['first', 'second', 'third']) {
+      await store.setKeys(id, { session: { 'a.0': Buffer.from(`${round} a`) } });
+      await store.setKeys(other, { session: { 'a.0': Buffer.from(`${round} other`) } });
+      await store.setKeys(id, { session: { 'a.0': Buffer.from(`${round} a again`), 'b.0': Buffer.from(`${round} b`) } });
+      expect(await sessionOf(id, 'a.0')).toBe(`${round} a again`);
+      expect(await sessionOf(id, 'b.0')).toBe(`${round} b`);
+      expect(await sessionOf(other, 'a.0')).toBe(`${round} other`);
+    }
+  });
+
   it('writes hundreds of keys in one set (a pre-key upload) atomically', async () => {
     const id = await addInstance();
     const preKeys: Record<string, { public: Buffer; private: Buffer }> = {};

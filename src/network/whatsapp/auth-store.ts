@@ -19,12 +19,16 @@ import {
   type SignalDataTypeMap,
   type SignalKeyStore,
 } from 'baileys';
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { Clock } from '../../clock.js';
 import { passFence, type WriteFence } from '../../storage/fence.js';
-import type { Database } from '../../storage/schema.js';
+import { CompiledInsert } from '../../storage/compiled-statements.js';
+import type { Database, WhatsAppAuthKeysTable } from '../../storage/schema.js';
 
 type KeyType = keyof SignalDataTypeMap;
+
+/** A key's new value in `setKeys` (BufferJSON text), or null to delete it. */
+type KeyWrite = { type: string; id: string; value: string | null };
 
 /** Rows per statement: well under SQLite's and PostgreSQL's bound-parameter limits. */
 const CHUNK = 400;
@@ -51,6 +55,14 @@ export interface LidPair {
 }
 
 export class WhatsAppAuthStore {
+  /** Built once per row count: a message's decryption writes its Signal session each time. */
+  private readonly upsertKeys = new CompiledInsert<Insertable<WhatsAppAuthKeysTable>>((db, rows) =>
+    db
+      .insertInto('whatsapp_auth_keys')
+      .values(rows)
+      .onConflict((oc) => oc.columns(['instance_id', 'type', 'key_id']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') }))),
+  );
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
@@ -109,8 +121,7 @@ export class WhatsAppAuthStore {
    * transactions on PostgreSQL always lock rows in the same order and cannot deadlock.
    */
   async setKeys(instanceId: string, data: SignalDataSet): Promise<void> {
-    type Op = { type: string; id: string; value: string | null };
-    const ops: Op[] = [];
+    const ops: KeyWrite[] = [];
     for (const type of Object.keys(data).sort() as KeyType[]) {
       const entries = data[type];
       if (!entries) continue;
@@ -121,7 +132,7 @@ export class WhatsAppAuthStore {
     }
     if (ops.length === 0) return;
     // Consecutive operations of one kind (and, for deletes, one type) become one statement.
-    const runs: Op[][] = [];
+    const runs: KeyWrite[][] = [];
     for (const op of ops) {
       const run = runs[runs.length - 1];
       const last = run?.[run.length - 1];
@@ -130,30 +141,38 @@ export class WhatsAppAuthStore {
       if (sameRun) run.push(op);
       else runs.push([op]);
     }
+    // One statement is atomic on its own: a set of one run (a message's Signal session, the usual
+    // case) needs no transaction around it, unless the fence must be passed in the same one.
+    if (runs.length === 1 && !this.fence) {
+      await this.writeKeys(this.db, instanceId, runs[0]!);
+      return;
+    }
     await this.db.transaction().execute(async (trx) => {
       await passFence(this.fence, trx, [instanceId]);
-      for (const run of runs) {
-        const first = run[0]!;
-        if (first.value === null) {
-          await trx
-            .deleteFrom('whatsapp_auth_keys')
-            .where('instance_id', '=', instanceId)
-            .where('type', '=', first.type)
-            .where(
-              'key_id',
-              'in',
-              run.map((op) => op.id),
-            )
-            .execute();
-        } else {
-          await trx
-            .insertInto('whatsapp_auth_keys')
-            .values(run.map((op) => ({ instance_id: instanceId, type: op.type, key_id: op.id, value: op.value! })))
-            .onConflict((oc) => oc.columns(['instance_id', 'type', 'key_id']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
-            .execute();
-        }
-      }
+      for (const run of runs) await this.writeKeys(trx, instanceId, run);
     });
+  }
+
+  /** One run of `setKeys`: upserts, or deletes of one type. */
+  private async writeKeys(db: Kysely<Database>, instanceId: string, run: KeyWrite[]): Promise<void> {
+    const first = run[0]!;
+    if (first.value === null) {
+      await db
+        .deleteFrom('whatsapp_auth_keys')
+        .where('instance_id', '=', instanceId)
+        .where('type', '=', first.type)
+        .where(
+          'key_id',
+          'in',
+          run.map((op) => op.id),
+        )
+        .execute();
+      return;
+    }
+    await this.upsertKeys.execute(
+      db,
+      run.map((op) => ({ instance_id: instanceId, type: op.type, key_id: op.id, value: op.value! })),
+    );
   }
 
   async clearKeys(instanceId: string): Promise<void> {

@@ -321,6 +321,48 @@ describe.each(dialects)('whatsapp state kept on $name', ({ url, schema }) => {
     });
   });
 
+  it('writes a batch of new messages in many chats in few commits, each chat as one message at a time would leave it', async () => {
+    // As a resume's offline messages come: one batch, a message in each of 30 chats (two in the
+    // first), and Baileys' update of each chat's time beside it.
+    const jids = Array.from({ length: 30 }, (_, i) => `55119330${String(i).padStart(5, '0')}@s.whatsapp.net`);
+    const upserts = jids.map((jid, i) =>
+      received({
+        key: { remoteJid: jid, fromMe: false, id: `3EB0BATCH${i}` },
+        messageTimestamp: 1_780_003_000 + i,
+        message: { conversation: `n${i}` },
+      }),
+    );
+    upserts.push(
+      received({
+        key: { remoteJid: jids[0], fromMe: false, id: '3EB0BATCHX' },
+        messageTimestamp: 1_780_002_500,
+        message: { conversation: 'older' },
+      }),
+    );
+    const executor = storage.db.getExecutor();
+    const execute = executor.executeQuery.bind(executor);
+    // Statements outside a transaction (a transaction's run on its own executor): one commit each.
+    let committedAlone = 0;
+    executor.executeQuery = ((...args: Parameters<typeof execute>) => {
+      if (args[0].sql.includes('whatsapp_chats')) committedAlone += 1;
+      return execute(...args);
+    }) as typeof executor.executeQuery;
+    try {
+      await feed(account, {
+        'messages.upsert': { type: 'notify', messages: upserts },
+        'chats.update': jids.map((id, i) => ({ id, conversationTimestamp: 1_780_003_000 + i })),
+      });
+    } finally {
+      executor.executeQuery = execute;
+    }
+    expect(committedAlone).toBe(0);
+    const chats = account.session.chats!;
+    for (const [i, jid] of jids.entries()) {
+      // The newest time stays (the older message in the first chat does not move it back).
+      expect(await chats.get(jid)).toMatchObject({ chatId: jid, unreadCount: i === 0 ? 2 : 1, conversationTimestamp: 1_780_003_000 + i });
+    }
+  });
+
   it('survives a restart: a new driver on the same database lists the same chats', async () => {
     const before = await account.session.chats!.list({}, page);
     await account.driver.stop();

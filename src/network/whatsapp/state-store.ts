@@ -41,6 +41,21 @@ export interface ChatPatch {
   deleted?: boolean;
 }
 
+/** One write of a chat's row: `patch`, and `addUnread` more unread messages (a new message's). */
+export interface ChatWrite {
+  jid: string;
+  patch: ChatPatch;
+  addUnread?: number;
+}
+
+/** A new message in a chat: its time moves on, unread grows by `unread`, a deleted chat comes back. */
+function touchOf(jid: string, at: number, unread: number): ChatWrite {
+  return { jid, patch: { conversationTimestamp: at, deleted: false }, addUnread: unread };
+}
+
+/** Chat writes per transaction in `writeChats`: the storage's one SQLite connection is held meanwhile. */
+const CHAT_WRITES_PER_COMMIT = 200;
+
 /** A chat as the list reads it: its row, its contact's name, its own label ids (sorted). */
 export type ListedChat = ChatRow & {
   contact_name: string | null;
@@ -82,6 +97,29 @@ export class WhatsAppStateStore {
   // --- chats ---
 
   async patchChat(instanceId: string, jid: string, patch: ChatPatch): Promise<void> {
+    await this.writeChat(this.db, instanceId, { jid, patch });
+  }
+
+  /**
+   * Several chat writes, each as `patchChat` makes it, in transactions of up to
+   * `CHAT_WRITES_PER_COMMIT`: a batch of events (a resume's offline messages, a history sync) was
+   * one commit per write, two per message. Stable-sorted by address, so a chat's writes keep their
+   * order and two batches on PostgreSQL lock rows in the same order.
+   */
+  async writeChats(instanceId: string, writes: ChatWrite[]): Promise<void> {
+    if (writes.length === 1) return this.writeChat(this.db, instanceId, writes[0]!);
+    const ordered = writes
+      .map((write, at) => ({ write, at }))
+      .sort((a, b) => (a.write.jid < b.write.jid ? -1 : a.write.jid > b.write.jid ? 1 : a.at - b.at));
+    for (let start = 0; start < ordered.length; start += CHAT_WRITES_PER_COMMIT) {
+      const part = ordered.slice(start, start + CHAT_WRITES_PER_COMMIT);
+      await this.db.transaction().execute(async (trx) => {
+        for (const { write } of part) await this.writeChat(trx, instanceId, write);
+      });
+    }
+  }
+
+  private async writeChat(db: Kysely<Database>, instanceId: string, { jid, patch, addUnread = 0 }: ChatWrite): Promise<void> {
     const set: Partial<WhatsAppChatsTable> = {};
     if (patch.name !== undefined) set.name = patch.name;
     if (patch.unreadCount !== undefined) set.unread_count = patch.unreadCount;
@@ -93,13 +131,13 @@ export class WhatsAppStateStore {
     if (patch.deleted !== undefined) set.deleted = patch.deleted ? 1 : 0;
     const updatedAt = this.clock.now();
     const ts = patch.conversationTimestamp;
-    await this.db
+    await db
       .insertInto('whatsapp_chats')
       .values({
         instance_id: instanceId,
         jid,
         name: null,
-        unread_count: 0,
+        unread_count: addUnread,
         marked_unread: 0,
         pinned_at: null,
         archived: 0,
@@ -118,23 +156,11 @@ export class WhatsAppStateStore {
                 conversation_timestamp: sql<number>`case when whatsapp_chats.conversation_timestamp is null or whatsapp_chats.conversation_timestamp < ${ts} then ${ts} else whatsapp_chats.conversation_timestamp end`,
               }
             : {}),
+          ...(addUnread > 0 ? { unread_count: sql<number>`whatsapp_chats.unread_count + ${addUnread}` } : {}),
           updated_at: updatedAt,
         }),
       )
       .execute();
-  }
-
-  /** A new message in a chat: its time moves on, unread grows by `unread`, a deleted chat comes back. */
-  async touchChat(instanceId: string, jid: string, at: number, unread: number): Promise<void> {
-    await this.patchChat(instanceId, jid, { conversationTimestamp: at, deleted: false });
-    if (unread > 0) {
-      await this.db
-        .updateTable('whatsapp_chats')
-        .set({ unread_count: sql<number>`unread_count + ${unread}` })
-        .where('instance_id', '=', instanceId)
-        .where('jid', '=', jid)
-        .execute();
-    }
   }
 
   /** Deleted on this account: hidden until a new message, which shows without the old ones. */
@@ -479,16 +505,22 @@ export async function recordState(
   const history = events['messaging-history.set'];
   // Chat ids (the session's prefetch covers message keys, contacts and calls).
   await addresses.prefetch([...(events['chats.upsert'] ?? []), ...(events['chats.update'] ?? [])].map((c) => c.id));
+  // The batch's chat writes go in few commits (`writeChats`), in the order the events give them.
+  const chatWrites: ChatWrite[] = [];
   for (const chat of [...(history?.chats ?? []), ...(events['chats.upsert'] ?? [])]) {
-    if (isChat(chat.id)) await store.patchChat(instanceId, jidOf(chat.id), chatPatchOf(chat, true));
+    if (isChat(chat.id)) chatWrites.push({ jid: jidOf(chat.id), patch: chatPatchOf(chat, true) });
   }
   for (const chat of events['chats.update'] ?? []) {
-    if (isChat(chat.id)) await store.patchChat(instanceId, jidOf(chat.id), chatPatchOf(chat, false));
+    if (isChat(chat.id)) chatWrites.push({ jid: jidOf(chat.id), patch: chatPatchOf(chat, false) });
   }
-  for (const deleted of events['chats.delete'] ?? []) await store.deleteChat(instanceId, jidOf(deleted), Math.floor(nowMs / 1000));
+  const deletes = events['chats.delete'] ?? [];
+  // A delete reads the chat's row: what came before it is written first.
+  if (deletes.length > 0) await store.writeChats(instanceId, chatWrites.splice(0));
+  for (const deleted of deletes) await store.deleteChat(instanceId, jidOf(deleted), Math.floor(nowMs / 1000));
   for (const group of [...(events['groups.upsert'] ?? []), ...(events['groups.update'] ?? [])]) {
-    if (group.id && typeof group.subject === 'string') await store.patchChat(instanceId, group.id, { name: group.subject });
+    if (group.id && typeof group.subject === 'string') chatWrites.push({ jid: group.id, patch: { name: group.subject } });
   }
+  await store.writeChats(instanceId, chatWrites.splice(0));
 
   // History messages join the message store (MESSAGE events fill it for live ones), in the
   // store's batched writes: all saves of the chunk are started before any is awaited.
@@ -527,8 +559,9 @@ export async function recordState(
       !NOT_MESSAGES.has(messageTypeOf((message.message ?? {}) as Record<string, unknown>))
         ? 1
         : 0;
-    await store.touchChat(instanceId, jid, toSeconds(message.messageTimestamp) || Math.floor(nowMs / 1000), unread);
+    chatWrites.push(touchOf(jid, toSeconds(message.messageTimestamp) || Math.floor(nowMs / 1000), unread));
   }
+  await store.writeChats(instanceId, chatWrites);
 
   const contacts = [...(history?.contacts ?? []), ...(events['contacts.upsert'] ?? []), ...(events['contacts.update'] ?? [])];
   const patches: ContactPatch[] = [];
