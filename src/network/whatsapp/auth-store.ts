@@ -24,6 +24,7 @@ import type { Clock } from '../../clock.js';
 import { passFence, type WriteFence } from '../../storage/fence.js';
 import { CompiledInsert } from '../../storage/compiled-statements.js';
 import type { Database, WhatsAppAuthKeysTable } from '../../storage/schema.js';
+import { rememberKeyPair } from './key-agreement.js';
 
 type KeyType = keyof SignalDataTypeMap;
 
@@ -283,6 +284,8 @@ export interface InstanceAuthState {
  */
 export async function authStateFor(store: WhatsAppAuthStore, instanceId: string, keyCache: CacheStore): Promise<InstanceAuthState> {
   const creds = (await store.loadCreds(instanceId)) ?? initAuthCreds();
+  // Its noise key is agreed at every login (key-agreement.ts).
+  rememberKeyPair(creds.noiseKey);
   const keys = makeCacheableSignalKeyStore(store.keyStore(instanceId), undefined, keyCache);
   let queue: Promise<void> = Promise.resolve();
   return {

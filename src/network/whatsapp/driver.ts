@@ -14,6 +14,7 @@ import type { Database } from '../../storage/schema.js';
 import type { ChatMessages, MessageLookup, NetworkDriver, SessionHost } from '../port.js';
 import { shareAsyncLocalStorage } from './async-context.js';
 import { WhatsAppAuthStore } from './auth-store.js';
+import { agreeKeysNatively } from './key-agreement.js';
 import { checkSignaturesNatively } from './signatures.js';
 import { systemTimers, type Timers } from './caches.js';
 import { LayeredMessageStore, MemoryMessageStore, type DriverMessageStore } from './message-store.js';
@@ -76,10 +77,12 @@ export class WhatsAppDriver implements NetworkDriver {
   private readonly sessions = new Set<WhatsAppSession>();
 
   constructor(private readonly options: WhatsAppDriverOptions) {
-    // Before the first socket: one AsyncLocalStorage for all of Baileys' (async-context.ts), and
-    // signatures really checked, natively (signatures.ts).
+    // Before the first socket: one AsyncLocalStorage for all of Baileys' (async-context.ts),
+    // signatures really checked, natively (signatures.ts), keys agreed without the slow import
+    // (key-agreement.ts).
     shareAsyncLocalStorage();
     checkSignaturesNatively();
+    agreeKeysNatively();
     this.store = new WhatsAppAuthStore(options.db, options.clock ?? systemClock, options.fence);
     this.messages = new LayeredMessageStore(new MemoryMessageStore(options.settings.messageCacheSize), options.sharedMessages);
     this.state = new WhatsAppStateStore(options.db, options.clock ?? systemClock);

@@ -321,7 +321,7 @@ describe.each(dialects)('whatsapp state kept on $name', ({ url, schema }) => {
     });
   });
 
-  it('writes a batch of new messages in many chats in few commits, each chat as one message at a time would leave it', async () => {
+  it('writes a batch of new messages in many chats in one statement, each chat as one message at a time would leave it', async () => {
     // As a resume's offline messages come: one batch, a message in each of 30 chats (two in the
     // first), and Baileys' update of each chat's time beside it.
     const jids = Array.from({ length: 30 }, (_, i) => `55119330${String(i).padStart(5, '0')}@s.whatsapp.net`);
@@ -341,7 +341,7 @@ describe.each(dialects)('whatsapp state kept on $name', ({ url, schema }) => {
     );
     const executor = storage.db.getExecutor();
     const execute = executor.executeQuery.bind(executor);
-    // Statements outside a transaction (a transaction's run on its own executor): one commit each.
+    // Chat statements outside a transaction (a transaction's run on its own executor): one commit each.
     let committedAlone = 0;
     executor.executeQuery = ((...args: Parameters<typeof execute>) => {
       if (args[0].sql.includes('whatsapp_chats')) committedAlone += 1;
@@ -355,7 +355,9 @@ describe.each(dialects)('whatsapp state kept on $name', ({ url, schema }) => {
     } finally {
       executor.executeQuery = execute;
     }
-    expect(committedAlone).toBe(0);
+    // One statement touches the 30 chats; Baileys' updates of their times are folded into it (92
+    // commits when each write was its own).
+    expect(committedAlone).toBe(1);
     const chats = account.session.chats!;
     for (const [i, jid] of jids.entries()) {
       // The newest time stays (the older message in the first chat does not move it back).

@@ -8,9 +8,10 @@
  * a chat id from the API, a message's `remoteJid` and a chat row agree. Times are Unix seconds.
  */
 import { isWABusinessPlatform, type BaileysEventMap, type ChatUpdate, type WACallEvent } from 'baileys';
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Clock } from '../../clock.js';
 import { messageTypeOf, type ChatFilter, type ChatMessages, type PageRequest } from '../port.js';
+import { CompiledInsert } from '../../storage/compiled-statements.js';
 import { CHAT_LIST_ORDER, NOT_POLL_VOTE } from '../../storage/expressions.js';
 import { isPostgres } from '../../storage/db.js';
 import { totalOf } from '../../storage/paging.js';
@@ -41,16 +42,20 @@ export interface ChatPatch {
   deleted?: boolean;
 }
 
-/** One write of a chat's row: `patch`, and `addUnread` more unread messages (a new message's). */
+/** One `patchChat` in `writeChats`. */
 export interface ChatWrite {
   jid: string;
   patch: ChatPatch;
-  addUnread?: number;
 }
 
-/** A new message in a chat: its time moves on, unread grows by `unread`, a deleted chat comes back. */
-function touchOf(jid: string, at: number, unread: number): ChatWrite {
-  return { jid, patch: { conversationTimestamp: at, deleted: false }, addUnread: unread };
+/**
+ * What new messages do to their chat (`touchChats`): its time moves on to `at` (never back), unread
+ * grows by `unread`, a deleted chat comes back.
+ */
+export interface ChatTouch {
+  jid: string;
+  at: number;
+  unread: number;
 }
 
 /** Chat writes per transaction in `writeChats`: the storage's one SQLite connection is held meanwhile. */
@@ -119,7 +124,47 @@ export class WhatsAppStateStore {
     }
   }
 
-  private async writeChat(db: Kysely<Database>, instanceId: string, { jid, patch, addUnread = 0 }: ChatWrite): Promise<void> {
+  /**
+   * New messages' chats, one statement per `CHAT_WRITES_PER_COMMIT` chats (its SQL built once per
+   * row count); one touch per chat (PostgreSQL updates a row once per statement).
+   */
+  async touchChats(instanceId: string, touches: ChatTouch[]): Promise<void> {
+    const updatedAt = this.clock.now();
+    const rows = touches.map(({ jid, at, unread }) => ({
+      instance_id: instanceId,
+      jid,
+      name: null,
+      unread_count: unread,
+      marked_unread: 0,
+      pinned_at: null,
+      archived: 0,
+      muted_until: null,
+      conversation_timestamp: at,
+      cleared_before: null,
+      deleted: 0,
+      updated_at: updatedAt,
+    }));
+    for (let start = 0; start < rows.length; start += CHAT_WRITES_PER_COMMIT) {
+      await this.touchRows.execute(this.db, rows.slice(start, start + CHAT_WRITES_PER_COMMIT));
+    }
+  }
+
+  /** The statement of `touchChats`: every value from the rows (`excluded`), none in the SQL. */
+  private readonly touchRows = new CompiledInsert<Insertable<WhatsAppChatsTable>>((db, rows) =>
+    db
+      .insertInto('whatsapp_chats')
+      .values(rows)
+      .onConflict((conflict) =>
+        conflict.columns(['instance_id', 'jid']).doUpdateSet((eb) => ({
+          conversation_timestamp: sql<number>`case when whatsapp_chats.conversation_timestamp is null or whatsapp_chats.conversation_timestamp < excluded.conversation_timestamp then excluded.conversation_timestamp else whatsapp_chats.conversation_timestamp end`,
+          unread_count: sql<number>`whatsapp_chats.unread_count + excluded.unread_count`,
+          deleted: eb.ref('excluded.deleted'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      ),
+  );
+
+  private async writeChat(db: Kysely<Database>, instanceId: string, { jid, patch }: ChatWrite): Promise<void> {
     const set: Partial<WhatsAppChatsTable> = {};
     if (patch.name !== undefined) set.name = patch.name;
     if (patch.unreadCount !== undefined) set.unread_count = patch.unreadCount;
@@ -137,7 +182,7 @@ export class WhatsAppStateStore {
         instance_id: instanceId,
         jid,
         name: null,
-        unread_count: addUnread,
+        unread_count: 0,
         marked_unread: 0,
         pinned_at: null,
         archived: 0,
@@ -156,7 +201,6 @@ export class WhatsAppStateStore {
                 conversation_timestamp: sql<number>`case when whatsapp_chats.conversation_timestamp is null or whatsapp_chats.conversation_timestamp < ${ts} then ${ts} else whatsapp_chats.conversation_timestamp end`,
               }
             : {}),
-          ...(addUnread > 0 ? { unread_count: sql<number>`whatsapp_chats.unread_count + ${addUnread}` } : {}),
           updated_at: updatedAt,
         }),
       )
@@ -505,15 +549,42 @@ export async function recordState(
   const history = events['messaging-history.set'];
   // Chat ids (the session's prefetch covers message keys, contacts and calls).
   await addresses.prefetch([...(events['chats.upsert'] ?? []), ...(events['chats.update'] ?? [])].map((c) => c.id));
-  // The batch's chat writes go in few commits (`writeChats`), in the order the events give them.
+  // New messages' chats: one touch per chat, written after the rest (`touchChats`).
+  const touches = new Map<string, ChatTouch>();
+  const upsert = events['messages.upsert'];
+  for (const message of upsert?.messages ?? []) {
+    if (!isUserMessage(message) || !isChat(message.key.remoteJid)) continue;
+    const jid = addresses.resolve(message.key.remoteJid, message.key.remoteJidAlt).jid;
+    const unread =
+      upsert?.type === 'notify' &&
+      !message.key.fromMe &&
+      !NOT_MESSAGES.has(messageTypeOf((message.message ?? {}) as Record<string, unknown>))
+        ? 1
+        : 0;
+    const at = toSeconds(message.messageTimestamp) || Math.floor(nowMs / 1000);
+    const touch = touches.get(jid);
+    if (touch) {
+      touch.at = Math.max(touch.at, at);
+      touch.unread += unread;
+    } else touches.set(jid, { jid, at, unread });
+  }
+  const deletes = events['chats.delete'] ?? [];
+  // The batch's other chat writes go in few commits (`writeChats`), in the order the events give
+  // them. Baileys updates a chat's time beside each new message: that update only moves the time
+  // on, so the message's touch carries it (unless a delete in between reads the time).
   const chatWrites: ChatWrite[] = [];
   for (const chat of [...(history?.chats ?? []), ...(events['chats.upsert'] ?? [])]) {
     if (isChat(chat.id)) chatWrites.push({ jid: jidOf(chat.id), patch: chatPatchOf(chat, true) });
   }
   for (const chat of events['chats.update'] ?? []) {
-    if (isChat(chat.id)) chatWrites.push({ jid: jidOf(chat.id), patch: chatPatchOf(chat, false) });
+    if (!isChat(chat.id)) continue;
+    const write = { jid: jidOf(chat.id), patch: chatPatchOf(chat, false) };
+    const touch = touches.get(write.jid);
+    const { conversationTimestamp, ...rest } = write.patch;
+    if (touch && deletes.length === 0 && conversationTimestamp !== undefined && Object.keys(rest).length === 0)
+      touch.at = Math.max(touch.at, conversationTimestamp);
+    else chatWrites.push(write);
   }
-  const deletes = events['chats.delete'] ?? [];
   // A delete reads the chat's row: what came before it is written first.
   if (deletes.length > 0) await store.writeChats(instanceId, chatWrites.splice(0));
   for (const deleted of deletes) await store.deleteChat(instanceId, jidOf(deleted), Math.floor(nowMs / 1000));
@@ -549,19 +620,7 @@ export async function recordState(
     );
   }
   await Promise.all(saves);
-  const upsert = events['messages.upsert'];
-  for (const message of upsert?.messages ?? []) {
-    if (!isUserMessage(message) || !isChat(message.key.remoteJid)) continue;
-    const jid = addresses.resolve(message.key.remoteJid, message.key.remoteJidAlt).jid;
-    const unread =
-      upsert?.type === 'notify' &&
-      !message.key.fromMe &&
-      !NOT_MESSAGES.has(messageTypeOf((message.message ?? {}) as Record<string, unknown>))
-        ? 1
-        : 0;
-    chatWrites.push(touchOf(jid, toSeconds(message.messageTimestamp) || Math.floor(nowMs / 1000), unread));
-  }
-  await store.writeChats(instanceId, chatWrites);
+  await store.touchChats(instanceId, [...touches.values()]);
 
   const contacts = [...(history?.contacts ?? []), ...(events['contacts.upsert'] ?? []), ...(events['contacts.update'] ?? [])];
   const patches: ContactPatch[] = [];

@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import { Curve } from 'baileys';
+import { describe, expect, it } from 'vitest';
+import { agreeKeysNatively, isKnownPair, rememberKeyPair, sharedKey } from './key-agreement.js';
+
+describe("X25519 agreement as Baileys' Noise handshake makes it", () => {
+  // Baileys' own (libsignal's), taken before the swap.
+  const libsignalSharedKey = Curve.sharedKey;
+  const libsignalKeyPair = Curve.generateKeyPair;
+
+  it('answers what libsignal answers: known and unknown pairs, any 32 private bytes, keys with or without the type byte', () => {
+    for (let i = 0; i < 30; i += 1) {
+      const mine = libsignalKeyPair();
+      const peer = libsignalKeyPair();
+      const expected = libsignalSharedKey(mine.private, peer.public);
+      // Unknown pair: imported from DER, as libsignal does.
+      expect(isKnownPair(mine.private)).toBe(false);
+      expect(sharedKey(mine.private, peer.public).equals(expected)).toBe(true);
+      // Known pair: imported from JWK.
+      rememberKeyPair(mine);
+      expect(isKnownPair(mine.private)).toBe(true);
+      expect(sharedKey(mine.private, peer.public).equals(expected)).toBe(true);
+      expect(sharedKey(mine.private, Buffer.concat([Buffer.from([5]), peer.public])).equals(expected)).toBe(true);
+      // Both sides agree.
+      expect(sharedKey(peer.private, mine.public).equals(expected)).toBe(true);
+      // Raw bytes never clamped by anyone (X25519 clamps them itself).
+      const raw = randomBytes(32);
+      expect(sharedKey(raw, peer.public).equals(libsignalSharedKey(raw, peer.public))).toBe(true);
+    }
+  });
+
+  it('refuses malformed keys as libsignal does', () => {
+    const pair = libsignalKeyPair();
+    expect(() => sharedKey(pair.private, pair.public.subarray(1))).toThrow(/public key/);
+    expect(() => sharedKey(pair.private, Buffer.concat([Buffer.from([7]), pair.public]))).toThrow(/public key/);
+    expect(() => sharedKey(pair.private.subarray(1), pair.public)).toThrow(/private key/);
+  });
+
+  it("becomes Baileys' Curve.sharedKey, and the pairs Curve.generateKeyPair makes are known", () => {
+    agreeKeysNatively();
+    agreeKeysNatively(); // idempotent
+    expect(Curve.sharedKey).toBe(sharedKey);
+    const mine = Curve.generateKeyPair();
+    const peer = Curve.generateKeyPair();
+    expect(isKnownPair(mine.private)).toBe(true);
+    expect(Curve.sharedKey(mine.private, peer.public).equals(libsignalSharedKey(mine.private, peer.public))).toBe(true);
+  });
+});
