@@ -94,6 +94,21 @@ export function seconds(value: number): number {
 }
 
 export class WhatsAppStateStore {
+  /** The statement of `touchChats`: every value from the rows (`excluded`), none in the SQL. */
+  private readonly touchRows = new CompiledInsert<Insertable<WhatsAppChatsTable>>((db, rows) =>
+    db
+      .insertInto('whatsapp_chats')
+      .values(rows)
+      .onConflict((conflict) =>
+        conflict.columns(['instance_id', 'jid']).doUpdateSet((eb) => ({
+          conversation_timestamp: sql<number>`case when whatsapp_chats.conversation_timestamp is null or whatsapp_chats.conversation_timestamp < excluded.conversation_timestamp then excluded.conversation_timestamp else whatsapp_chats.conversation_timestamp end`,
+          unread_count: sql<number>`whatsapp_chats.unread_count + excluded.unread_count`,
+          deleted: eb.ref('excluded.deleted'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      ),
+  );
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
@@ -148,21 +163,6 @@ export class WhatsAppStateStore {
       await this.touchRows.execute(this.db, rows.slice(start, start + CHAT_WRITES_PER_COMMIT));
     }
   }
-
-  /** The statement of `touchChats`: every value from the rows (`excluded`), none in the SQL. */
-  private readonly touchRows = new CompiledInsert<Insertable<WhatsAppChatsTable>>((db, rows) =>
-    db
-      .insertInto('whatsapp_chats')
-      .values(rows)
-      .onConflict((conflict) =>
-        conflict.columns(['instance_id', 'jid']).doUpdateSet((eb) => ({
-          conversation_timestamp: sql<number>`case when whatsapp_chats.conversation_timestamp is null or whatsapp_chats.conversation_timestamp < excluded.conversation_timestamp then excluded.conversation_timestamp else whatsapp_chats.conversation_timestamp end`,
-          unread_count: sql<number>`whatsapp_chats.unread_count + excluded.unread_count`,
-          deleted: eb.ref('excluded.deleted'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      ),
-  );
 
   private async writeChat(db: Kysely<Database>, instanceId: string, { jid, patch }: ChatWrite): Promise<void> {
     const set: Partial<WhatsAppChatsTable> = {};
