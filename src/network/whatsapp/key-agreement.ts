@@ -44,7 +44,7 @@ export function sharedKey(privateKey: Uint8Array, publicKey: Uint8Array): Buffer
   const key = publicKey.length === 33 && publicKey[0] === 5 ? publicKey.subarray(1) : publicKey;
   if (key.length !== 32) throw new Error('Invalid public key');
   const peer = createPublicKey({ key: { kty: 'OKP', crv: 'X25519', x: base64url(key) }, format: 'jwk' });
-  return diffieHellman({ privateKey: privateKeyOf(privateKey), publicKey: peer }) as Buffer<ArrayBuffer>;
+  return diffieHellman({ privateKey: privateKeyOf(privateKey), publicKey: peer });
 }
 
 let installed = false;
