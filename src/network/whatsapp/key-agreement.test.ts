@@ -1,17 +1,23 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Curve } from 'baileys';
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../clock.js';
+import { authStateFor, WhatsAppAuthStore } from './auth-store.js';
+import { TtlCache } from './caches.js';
+import { storageWithInstance } from './fixtures/harness.js';
 import { agreeKeysNatively, isKnownPair, rememberKeyPair, sharedKey } from './key-agreement.js';
 
 describe("X25519 agreement as Baileys' Noise handshake makes it", () => {
   // Baileys' own (libsignal's), taken before the swap.
   const libsignalSharedKey = Curve.sharedKey;
-  const libsignalKeyPair = Curve.generateKeyPair;
 
   it('answers what libsignal answers: known and unknown pairs, any 32 private bytes, keys with or without the type byte', () => {
     for (let i = 0; i < 30; i += 1) {
-      const mine = libsignalKeyPair();
-      const peer = libsignalKeyPair();
+      const mine = Curve.generateKeyPair();
+      const peer = Curve.generateKeyPair();
       const expected = libsignalSharedKey(mine.private, peer.public);
       // Unknown pair: imported from DER, as libsignal does.
       expect(isKnownPair(mine.private)).toBe(false);
@@ -30,19 +36,28 @@ describe("X25519 agreement as Baileys' Noise handshake makes it", () => {
   });
 
   it('refuses malformed keys as libsignal does', () => {
-    const pair = libsignalKeyPair();
+    const pair = Curve.generateKeyPair();
     expect(() => sharedKey(pair.private, pair.public.subarray(1))).toThrow(/public key/);
     expect(() => sharedKey(pair.private, Buffer.concat([Buffer.from([7]), pair.public]))).toThrow(/public key/);
     expect(() => sharedKey(pair.private.subarray(1), pair.public)).toThrow(/private key/);
   });
 
-  it("becomes Baileys' Curve.sharedKey, and the pairs Curve.generateKeyPair makes are known", () => {
+  it("becomes Baileys' Curve.sharedKey; the creds' noise key is known once the auth state is loaded", async () => {
     agreeKeysNatively();
     agreeKeysNatively(); // idempotent
     expect(Curve.sharedKey).toBe(sharedKey);
-    const mine = Curve.generateKeyPair();
     const peer = Curve.generateKeyPair();
-    expect(isKnownPair(mine.private)).toBe(true);
-    expect(Curve.sharedKey(mine.private, peer.public).equals(libsignalSharedKey(mine.private, peer.public))).toBe(true);
+    const { storage, instanceId } = await storageWithInstance(
+      `sqlite:${path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wa-agree-')), 'agree.db')}`,
+    );
+    const store = new WhatsAppAuthStore(storage.db, systemClock);
+    // Creds saved, then loaded as a restart loads them: a new buffer, known again.
+    await authStateFor(store, instanceId, new TtlCache(10, 60_000, systemClock)).then((auth) => auth.saveCreds());
+    const { state } = await authStateFor(store, instanceId, new TtlCache(10, 60_000, systemClock));
+    await storage.close();
+    expect(isKnownPair(state.creds.noiseKey.private)).toBe(true);
+    expect(
+      Curve.sharedKey(state.creds.noiseKey.private, peer.public).equals(libsignalSharedKey(state.creds.noiseKey.private, peer.public)),
+    ).toBe(true);
   });
 });

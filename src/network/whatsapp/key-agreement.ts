@@ -4,12 +4,15 @@
  * private key is imported from PKCS#8 DER, and OpenSSL 3's decoders make that ~0.5 ms a key. That
  * was ~2.6 ms of CPU per login, 4 % of a resume's whole cost.
  *
- * `agreeKeysNatively()` makes `Curve.sharedKey` import keys as JWK (~0.05 ms; the same raw key for
- * OpenSSL, so the same shared secret) when the key's public half is known: `Curve.generateKeyPair`
- * remembers the pairs it makes, and `rememberKeyPair` the pairs loaded from the database (the noise
- * key). A private key whose pair is unknown is imported from DER, as libsignal does. The pairs are
- * held weakly, by the private key's buffer: nothing stays alive for them. Installed by the driver
- * before its first socket; idempotent.
+ * `agreeKeysNatively()` makes `Curve.sharedKey` import a private key as JWK (~0.05 ms; the same raw
+ * key for OpenSSL, so the same shared secret) when its public half is known (`rememberKeyPair`: the
+ * noise key of the creds loaded from the database), and from DER as libsignal does otherwise (the
+ * login's ephemeral key). The pairs are held weakly, by the private key's buffer. Installed by the
+ * driver before its first socket; idempotent.
+ *
+ * `Curve.generateKeyPair` is left as it is: wrapped to remember every pair it makes (the ephemeral
+ * key's two agreements), the measured gateway of `storage_scale` answered PostgreSQL reads at half the
+ * rate (bench/README, fourteenth run), a cause not found yet.
  */
 import { createPrivateKey, createPublicKey, diffieHellman, type KeyObject } from 'node:crypto';
 import { Curve } from 'baileys';
@@ -53,11 +56,5 @@ let installed = false;
 export function agreeKeysNatively(): void {
   if (installed) return;
   installed = true;
-  const generateKeyPair = Curve.generateKeyPair;
-  Curve.generateKeyPair = () => {
-    const pair = generateKeyPair();
-    rememberKeyPair(pair);
-    return pair;
-  };
   Curve.sharedKey = sharedKey;
 }
