@@ -19,7 +19,7 @@ describe("X25519 agreement as Baileys' Noise handshake makes it", () => {
       const mine = Curve.generateKeyPair();
       const peer = Curve.generateKeyPair();
       const expected = libsignalSharedKey(mine.private, peer.public);
-      // Unknown pair: imported from DER, as libsignal does.
+      // Unknown pair: Baileys' own agreement.
       expect(isKnownPair(mine.private)).toBe(false);
       expect(sharedKey(mine.private, peer.public).equals(expected)).toBe(true);
       // Known pair: imported from JWK.
@@ -37,6 +37,7 @@ describe("X25519 agreement as Baileys' Noise handshake makes it", () => {
 
   it('refuses malformed keys as libsignal does', () => {
     const pair = Curve.generateKeyPair();
+    rememberKeyPair(pair);
     expect(() => sharedKey(pair.private, pair.public.subarray(1))).toThrow(/public key/);
     expect(() => sharedKey(pair.private, Buffer.concat([Buffer.from([7]), pair.public]))).toThrow(/public key/);
     expect(() => sharedKey(pair.private.subarray(1), pair.public)).toThrow(/private key/);
@@ -51,10 +52,14 @@ describe("X25519 agreement as Baileys' Noise handshake makes it", () => {
       `sqlite:${path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wa-agree-')), 'agree.db')}`,
     );
     const store = new WhatsAppAuthStore(storage.db, systemClock);
-    // Creds saved, then loaded as a restart loads them: a new buffer, known again.
-    await authStateFor(store, instanceId, new TtlCache(10, 60_000, systemClock)).then((auth) => auth.saveCreds());
-    const { state } = await authStateFor(store, instanceId, new TtlCache(10, 60_000, systemClock));
-    await storage.close();
+    let state;
+    try {
+      // Creds saved, then loaded as a restart loads them: a new buffer, known again.
+      await authStateFor(store, instanceId, new TtlCache(10, 60_000, systemClock)).then((auth) => auth.saveCreds());
+      ({ state } = await authStateFor(store, instanceId, new TtlCache(10, 60_000, systemClock)));
+    } finally {
+      await storage.close();
+    }
     expect(isKnownPair(state.creds.noiseKey.private)).toBe(true);
     expect(
       Curve.sharedKey(state.creds.noiseKey.private, peer.public).equals(libsignalSharedKey(state.creds.noiseKey.private, peer.public)),
