@@ -13,11 +13,12 @@ import { agreeKeysNatively, isKnownPair, rememberKeyPair, sharedKey } from './ke
 describe("X25519 agreement as Baileys' Noise handshake makes it", () => {
   // Baileys' own (libsignal's), taken before the swap.
   const libsignalSharedKey = Curve.sharedKey;
+  const libsignalKeyPair = Curve.generateKeyPair;
 
   it('answers what libsignal answers: known and unknown pairs, any 32 private bytes, keys with or without the type byte', () => {
     for (let i = 0; i < 30; i += 1) {
-      const mine = Curve.generateKeyPair();
-      const peer = Curve.generateKeyPair();
+      const mine = libsignalKeyPair();
+      const peer = libsignalKeyPair();
       const expected = libsignalSharedKey(mine.private, peer.public);
       // Unknown pair: Baileys' own agreement.
       expect(isKnownPair(mine.private)).toBe(false);
@@ -36,18 +37,21 @@ describe("X25519 agreement as Baileys' Noise handshake makes it", () => {
   });
 
   it('refuses malformed keys as libsignal does', () => {
-    const pair = Curve.generateKeyPair();
+    const pair = libsignalKeyPair();
     rememberKeyPair(pair);
     expect(() => sharedKey(pair.private, pair.public.subarray(1))).toThrow(/public key/);
     expect(() => sharedKey(pair.private, Buffer.concat([Buffer.from([7]), pair.public]))).toThrow(/public key/);
     expect(() => sharedKey(pair.private.subarray(1), pair.public)).toThrow(/private key/);
   });
 
-  it("becomes Baileys' Curve.sharedKey; the creds' noise key is known once the auth state is loaded", async () => {
+  it("becomes Baileys' Curve.sharedKey; the pairs Curve.generateKeyPair makes and the creds' noise key are known", async () => {
     agreeKeysNatively();
     agreeKeysNatively(); // idempotent
     expect(Curve.sharedKey).toBe(sharedKey);
+    const mine = Curve.generateKeyPair();
     const peer = Curve.generateKeyPair();
+    expect(isKnownPair(mine.private)).toBe(true);
+    expect(Curve.sharedKey(mine.private, peer.public).equals(libsignalSharedKey(mine.private, peer.public))).toBe(true);
     const { storage, instanceId } = await storageWithInstance(
       `sqlite:${path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wa-agree-')), 'agree.db')}`,
     );

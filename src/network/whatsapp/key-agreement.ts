@@ -5,14 +5,11 @@
  * was ~2.6 ms of CPU per login, 4 % of a resume's whole cost.
  *
  * `agreeKeysNatively()` makes `Curve.sharedKey` import a private key as JWK (~0.09 ms an agreement;
- * the same raw key for OpenSSL, so the same shared secret) when its public half is known
- * (`rememberKeyPair`: the noise key of the creds loaded from the database); any other key (the login's
- * ephemeral key) goes to Baileys' own `sharedKey`, as before. The pairs are held weakly, by the private
- * key's buffer. Installed by the driver before its first socket; idempotent.
- *
- * `Curve.generateKeyPair` is left as it is. Wrapping it to remember every pair it makes (the ephemeral
- * key's two agreements) was dropped while chasing slow PostgreSQL reads in `storage_scale`; its part
- * in those is not established (bench/README, fourteenth run).
+ * the same raw key for OpenSSL, so the same shared secret) when its public half is known: the pairs
+ * `Curve.generateKeyPair` makes (the login's ephemeral key, wrapped to remember them) and the noise
+ * key of the creds loaded from the database (`rememberKeyPair`). Any other key goes to Baileys' own
+ * `sharedKey`, as before. The pairs are held weakly, by the private key's buffer: nothing stays alive
+ * for them. Installed by the driver before its first socket; idempotent.
  */
 import { createPrivateKey, createPublicKey, diffieHellman } from 'node:crypto';
 import { Curve } from 'baileys';
@@ -53,5 +50,11 @@ let installed = false;
 export function agreeKeysNatively(): void {
   if (installed) return;
   installed = true;
+  const generateKeyPair = Curve.generateKeyPair;
+  Curve.generateKeyPair = () => {
+    const pair = generateKeyPair();
+    rememberKeyPair(pair);
+    return pair;
+  };
   Curve.sharedKey = sharedKey;
 }
