@@ -79,6 +79,11 @@ export interface ContactPatch {
 /** Content kinds that change another message rather than being one (as the message recorder skips them). */
 const NOT_MESSAGES = new Set(['reactionMessage', 'protocolMessage', 'pollUpdateMessage', 'editedMessage']);
 
+/** A chat's stored time moved on to `at`, never back (the upsert's update of `whatsapp_chats`). */
+function laterConversationTime(at: unknown) {
+  return sql<number>`case when whatsapp_chats.conversation_timestamp is null or whatsapp_chats.conversation_timestamp < ${at} then ${at} else whatsapp_chats.conversation_timestamp end`;
+}
+
 /** Label ids in their order on the API: by number. */
 function sortedLabels(ids: string[]): string[] {
   return ids.sort((a, b) => Number(a) - Number(b));
@@ -101,7 +106,7 @@ export class WhatsAppStateStore {
       .values(rows)
       .onConflict((conflict) =>
         conflict.columns(['instance_id', 'jid']).doUpdateSet((eb) => ({
-          conversation_timestamp: sql<number>`case when whatsapp_chats.conversation_timestamp is null or whatsapp_chats.conversation_timestamp < excluded.conversation_timestamp then excluded.conversation_timestamp else whatsapp_chats.conversation_timestamp end`,
+          conversation_timestamp: laterConversationTime(sql.ref('excluded.conversation_timestamp')),
           unread_count: sql<number>`whatsapp_chats.unread_count + excluded.unread_count`,
           deleted: eb.ref('excluded.deleted'),
           updated_at: eb.ref('excluded.updated_at'),
@@ -196,11 +201,7 @@ export class WhatsAppStateStore {
       .onConflict((conflict) =>
         conflict.columns(['instance_id', 'jid']).doUpdateSet({
           ...set,
-          ...(ts !== undefined
-            ? {
-                conversation_timestamp: sql<number>`case when whatsapp_chats.conversation_timestamp is null or whatsapp_chats.conversation_timestamp < ${ts} then ${ts} else whatsapp_chats.conversation_timestamp end`,
-              }
-            : {}),
+          ...(ts !== undefined ? { conversation_timestamp: laterConversationTime(ts) } : {}),
           updated_at: updatedAt,
         }),
       )
