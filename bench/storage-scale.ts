@@ -43,6 +43,8 @@ const SEQUENTIAL = Number(process.env.STORAGE_SEQUENTIAL ?? (QUICK ? 50 : 200));
 const LOAD = process.env.STORAGE_LOAD !== '0';
 /** STORAGE_PROFILE=1: a CPU profile of each measured gateway (bench/results/profiles/storage-scale-<database>/). */
 const PROFILE = process.env.STORAGE_PROFILE === '1';
+/** STORAGE_KEEP_SCHEMA=1 keeps the PostgreSQL schema with the generated data (its name on stderr), to EXPLAIN statements against. */
+const KEEP_SCHEMA = process.env.STORAGE_KEEP_SCHEMA === '1';
 /** Seconds of the same load before each measured one, left out: the figures are a warm gateway's. */
 const WARM_SECONDS = Number(process.env.STORAGE_WARM_SECONDS ?? (QUICK ? 1 : 3));
 /**
@@ -320,7 +322,8 @@ async function measure(dialect: DialectName) {
   } finally {
     await built?.stop();
     if (generatorRunning) await gw.stop();
-    if (schema) await dropSchema(PG_URL, schema);
+    if (schema && KEEP_SCHEMA) console.error(`storage_scale: kept schema ${schema}`);
+    else if (schema) await dropSchema(PG_URL, schema);
     fs.rmSync(dataDir, { recursive: true, force: true });
     await server.stop();
   }
