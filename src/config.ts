@@ -163,7 +163,7 @@ export interface WhatsAppConfig {
   /** WHATSAPP_RECONNECT_BASE_MS / WHATSAPP_RECONNECT_MAX_MS: capped exponential backoff (with jitter) after a lost connection. */
   reconnectBaseMs: number;
   reconnectMaxMs: number;
-  /** WHATSAPP_CONNECT_TIMEOUT_MS: the WebSocket handshake must finish within this. */
+  /** WHATSAPP_CONNECT_TIMEOUT_MS: a socket must open (WebSocket upgrade, Noise handshake, login) or show a QR within this, or it is closed and reconnected. */
   connectTimeoutMs: number;
   /** WHATSAPP_CONNECT_WAIT_MS: POST /instance/connect waits this long at most for the first QR. */
   connectWaitMs: number;

@@ -3,6 +3,7 @@
  * that speaks WhatsApp's wire protocol (fixtures/fake-wa-server.ts) and closes the way WhatsApp does
  * for each reason code. Reconnect timers are fired by hand: no assertion depends on time.
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -293,6 +294,73 @@ describe('reconnect policy by close code', () => {
     await s.host.connection('DISCONNECTED', 'banned_or_blocked');
     expect(s.timers.pending()).toEqual([]);
     expect(await s.driver.store.loadCreds(s.instanceId)).toBeDefined();
+  });
+});
+
+describe('the deadline for opening a socket (connectTimeoutMs, kept by the session)', () => {
+  /** A local server that accepts connections and never answers; `upgrade` also completes the WebSocket handshake. */
+  async function silentServer(upgrade: boolean): Promise<{ url: string; accepted: () => number; close: () => Promise<void> }> {
+    const sockets: net.Socket[] = [];
+    const silent = http.createServer();
+    silent.on('connection', (socket: net.Socket) => sockets.push(socket));
+    if (upgrade) {
+      silent.on('upgrade', (request: http.IncomingMessage, socket: net.Socket) => {
+        const accept = createHash('sha1')
+          .update(`${request.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
+          .digest('base64');
+        socket.write(
+          `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+        );
+      });
+    }
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `ws://127.0.0.1:${(silent.address() as AddressInfo).port}/ws/chat`,
+      accepted: () => sockets.length,
+      close: async () => {
+        for (const socket of sockets) socket.destroy();
+        await new Promise<void>((resolve) => silent.close(() => resolve()));
+      },
+    };
+  }
+
+  for (const upgrade of [false, true]) {
+    it(`a server that ${upgrade ? 'upgrades to WebSocket but never answers the Noise hello' : 'never answers the WebSocket upgrade'}: timed out, DISCONNECTED connection_lost, and the backoff connects again`, async () => {
+      const silent = await silentServer(upgrade);
+      try {
+        const s = await setup({ settings: { waWebSocketUrl: silent.url, connectTimeoutMs: 200 } });
+        await s.session.connect();
+        await s.host.connection('DISCONNECTED', 'connection_lost');
+        expect(silent.accepted()).toBe(1);
+        expect(s.timers.pending()).toHaveLength(1);
+        s.timers.fireLongest();
+        await until(() => silent.accepted() === 2);
+        await s.host.connection('DISCONNECTED', 'connection_lost', s.host.events.length);
+      } finally {
+        for (const driver of drivers.splice(0)) await driver.stop();
+        await silent.close();
+      }
+    });
+  }
+
+  it('is over once a QR is shown, and once the socket is open', async () => {
+    const s = await setup({ settings: { connectTimeoutMs: 200 } });
+    const registering = server.nextClient();
+    await s.session.connect();
+    const connection = await registering;
+    const qr = s.session.currentQr();
+    expect(qr).toBeDefined();
+    // Past the deadline (nothing happens if it is disarmed, so a slow machine cannot fail this).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(s.session.currentQr()).toEqual(qr);
+    const loggingIn = server.nextClient();
+    await connection.pairSuccess(qr!.code, `${PHONE}:7@s.whatsapp.net`, '200000000000007:7@lid');
+    await connection.waitForNode((node) => node.tag === 'iq' && Array.isArray(node.content) && node.content[0]?.tag === 'pair-device-sign');
+    await connection.streamError('515');
+    await loggingIn;
+    await s.host.connection('CONNECTED');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(s.host.connectionLog().filter((entry) => entry.startsWith('DISCONNECTED'))).toEqual([]);
   });
 });
 

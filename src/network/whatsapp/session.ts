@@ -43,7 +43,7 @@ import { authStateFor, type InstanceAuthState, type WhatsAppAuthStore } from './
 import { isUncachedKeyEntry, SerialLock, TtlCache, type Timers } from './caches.js';
 import { WhatsAppMessageOps } from './message-ops.js';
 import { toStored, type DriverMessageStore } from './message-store.js';
-import { decideOnClose, type BackoffSettings } from './policy.js';
+import { CLOSE_CODES, decideOnClose, type BackoffSettings } from './policy.js';
 import { decryptVote, pollOptions, tally } from './polls.js';
 import { proxyRoutes, type ProxyRoutes } from './proxy.js';
 import {
@@ -156,6 +156,7 @@ export class WhatsAppSession implements Session {
   private justPaired = false;
   private reconnectAttempt = 0;
   private reconnectTimer: unknown;
+  private openDeadline: NodeJS.Timeout | undefined;
   private closed = false;
   /** Connected when the gateway started and not yet re-opened: status events are not repeated. */
   private resuming: boolean;
@@ -439,7 +440,9 @@ export class WhatsAppSession implements Session {
       ...(settings.qrTimeoutMs ? { qrTimeout: settings.qrTimeoutMs } : {}),
       auth: auth.state,
       logger: this.deps.logger,
-      connectTimeoutMs: settings.connectTimeoutMs,
+      // Baileys times every frame it sends with this (two stack traces formatted, a timer and an
+      // error each: ~12 % of a resume's CPU); the session keeps the opening's deadline itself.
+      connectTimeoutMs: 0,
       markOnlineOnConnect: false,
       syncFullHistory: settings.syncFullHistory,
       ...(this.proxy
@@ -451,6 +454,7 @@ export class WhatsAppSession implements Session {
       getMessage: async (key) => (await this.deps.messages.get(this.host.instanceId, key))?.message,
     });
     this.socket = socket;
+    this.armOpenDeadline(generation, socket);
     socket.ev.process((events) => {
       // Serialised: the translation of one batch is async (LID look-ups) and events must keep their order.
       this.inbox = this.inbox
@@ -459,8 +463,40 @@ export class WhatsAppSession implements Session {
     });
   }
 
+  /**
+   * A socket that has neither opened nor shown a QR within connectTimeoutMs (the WebSocket upgrade,
+   * the Noise handshake, the login) is closed as timed out, and the close policy reconnects. Once it
+   * is open, Baileys' keep-alive finds a dead link. A real timer, not `deps.timers`: tests fire those
+   * (the reconnects) by hand, and this one must not be among them.
+   */
+  private armOpenDeadline(generation: number, socket: WASocket): void {
+    this.disarmOpenDeadline();
+    this.openDeadline = setTimeout(() => {
+      this.openDeadline = undefined;
+      if (generation !== this.generation || this.socket !== socket) return;
+      const timedOut = Object.assign(new Error('WhatsApp did not open the connection in time'), {
+        output: { statusCode: CLOSE_CODES.timedOut },
+      });
+      void socket.end(timedOut);
+      // A silent peer never answers the WebSocket's closing handshake, which ws would await for 30 s
+      // before the close is reported: drop the connection instead (Baileys' close still carries 408).
+      (socket.ws as unknown as { socket: { terminate(): void } | null }).socket?.terminate();
+    }, this.deps.settings.connectTimeoutMs);
+    this.openDeadline.unref();
+    // As Baileys emits it, not after the session's queue of event batches (it may lag under load).
+    socket.ev.on('connection.update', (update) => {
+      if (generation === this.generation && (update.qr || update.connection === 'open')) this.disarmOpenDeadline();
+    });
+  }
+
+  private disarmOpenDeadline(): void {
+    if (this.openDeadline !== undefined) clearTimeout(this.openDeadline);
+    this.openDeadline = undefined;
+  }
+
   /** Ends the current socket on purpose (its close event is then ignored). */
   private endSocket(): void {
+    this.disarmOpenDeadline();
     const socket = this.socket;
     this.socket = undefined;
     this.socketOpen = false;
@@ -492,6 +528,7 @@ export class WhatsAppSession implements Session {
 
   private async onClose(generation: number, error: unknown): Promise<void> {
     if (generation !== this.generation || this.closedOnPurpose.has(generation)) return;
+    this.disarmOpenDeadline();
     this.socket = undefined;
     this.socketOpen = false;
     this.resuming = false;
