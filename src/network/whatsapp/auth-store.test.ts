@@ -14,7 +14,7 @@ import { systemClock } from '../../clock.js';
 import { dropSchema, type Storage } from '../../storage/db.js';
 import { StaleOwnerError } from '../../storage/fence.js';
 import { LidDirectory } from './addresses.js';
-import { authStateFor, WhatsAppAuthStore } from './auth-store.js';
+import { authStateFor, cachedKeyStore, WhatsAppAuthStore } from './auth-store.js';
 import { isUncachedKeyEntry, TtlCache } from './caches.js';
 import { storageWithInstance } from './fixtures/harness.js';
 
@@ -184,6 +184,48 @@ describe.each(dialects)('auth store on $name', ({ url, schema }) => {
     expect(Buffer.from(read['812']!.private)).toEqual(preKeys['812']!.private);
     expect(cache.size).toBe(1);
     expect(Buffer.from((await auth.state.keys.get('session', ['5511988887777.0']))['5511988887777.0']!)).toEqual(Buffer.from('record'));
+  });
+
+  describe('the key cache in front of the database', () => {
+    const keyCache = () => new TtlCache(50_000, 5 * 60_000, systemClock, isUncachedKeyEntry);
+
+    it('answers a cached key without the database; a miss reads it and keeps it', async () => {
+      const id = await addInstance();
+      await store.setKeys(id, { session: { 'a.0': Buffer.from('stored') } });
+      const cache = keyCache();
+      const keys = cachedKeyStore(store.keyStore(id), cache);
+      expect(Buffer.from((await keys.get('session', ['a.0', 'none.0']))['a.0']!).toString()).toBe('stored');
+      expect(cache.size).toBe(1);
+      await store.clearKeys(id);
+      expect(Buffer.from((await keys.get('session', ['a.0']))['a.0']!).toString()).toBe('stored');
+    });
+
+    it('a read made right after a write of an uncached key (not awaited) sees the write', async () => {
+      const id = await addInstance();
+      const keys = cachedKeyStore(store.keyStore(id), keyCache());
+      const pairs = Array.from({ length: 20 }, (_, i) => ({ public: Buffer.alloc(32, i), private: Buffer.alloc(32, i + 1) }));
+      const reads = pairs.map(async (pair, i) => {
+        void keys.set({ 'pre-key': { [String(i)]: pair } });
+        return keys.get('pre-key', [String(i)]);
+      });
+      const got = await Promise.all(reads);
+      got.forEach((read, i) => expect(Buffer.from(read[String(i)]!.private)).toEqual(pairs[i]!.private));
+    });
+
+    it('a write that overtakes a missing read leaves its own value in the cache, deletes included', async () => {
+      const id = await addInstance();
+      await store.setKeys(id, { session: { 'changed.0': Buffer.from('old'), 'deleted.0': Buffer.from('old') } });
+      const keys = cachedKeyStore(store.keyStore(id), keyCache());
+      // The read misses and waits for the database; the write comes meanwhile.
+      const read = keys.get('session', ['changed.0', 'deleted.0']);
+      const write = keys.set({ session: { 'changed.0': Buffer.from('new'), 'deleted.0': null } });
+      const before = await read;
+      expect(Buffer.from(before['changed.0']!).toString()).toBe('old');
+      await write;
+      const after = await keys.get('session', ['changed.0', 'deleted.0']);
+      expect(Buffer.from(after['changed.0']!).toString()).toBe('new');
+      expect(after['deleted.0']).toBeUndefined();
+    });
   });
 
   it('reload through authStateFor: a new process sees the same creds and keys (behind its own cache)', async () => {

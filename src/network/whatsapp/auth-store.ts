@@ -10,11 +10,9 @@
 import {
   BufferJSON,
   initAuthCreds,
-  makeCacheableSignalKeyStore,
   proto,
   type AuthenticationCreds,
   type AuthenticationState,
-  type CacheStore,
   type SignalDataSet,
   type SignalDataTypeMap,
   type SignalKeyStore,
@@ -24,6 +22,7 @@ import type { Clock } from '../../clock.js';
 import { passFence, type WriteFence } from '../../storage/fence.js';
 import { CompiledInsert } from '../../storage/compiled-statements.js';
 import type { Database, WhatsAppAuthKeysTable } from '../../storage/schema.js';
+import { SerialLock, type TtlCache } from './caches.js';
 import { rememberKeyPair } from './key-agreement.js';
 
 type KeyType = keyof SignalDataTypeMap;
@@ -280,13 +279,13 @@ export interface InstanceAuthState {
 
 /**
  * Loads (or creates) an instance's creds and builds its key store: the database store behind
- * Baileys' cacheable wrapper using `keyCache`, which the caller keeps across sockets.
+ * `cachedKeyStore` using `keyCache`, which the caller keeps across sockets.
  */
-export async function authStateFor(store: WhatsAppAuthStore, instanceId: string, keyCache: CacheStore): Promise<InstanceAuthState> {
+export async function authStateFor(store: WhatsAppAuthStore, instanceId: string, keyCache: TtlCache): Promise<InstanceAuthState> {
   const creds = (await store.loadCreds(instanceId)) ?? initAuthCreds();
   // Its noise key is agreed at every login (key-agreement.ts).
   rememberKeyPair(creds.noiseKey);
-  const keys = makeCacheableSignalKeyStore(store.keyStore(instanceId), undefined, keyCache);
+  const keys = cachedKeyStore(store.keyStore(instanceId), keyCache);
   let queue: Promise<void> = Promise.resolve();
   return {
     state: { creds, keys },
@@ -296,5 +295,65 @@ export async function authStateFor(store: WhatsAppAuthStore, instanceId: string,
       return queue;
     },
     isLinked: () => Boolean(creds.me?.id && creds.account),
+  };
+}
+
+/**
+ * An instance's key store with `cache` in front of it (entries named `<type>.<id>`, as
+ * `isUncachedKeyEntry` expects). Baileys' own wrapper (makeCacheableSignalKeyStore) takes an async
+ * mutex around every get and set, cache hits included: each message of a resumed session paid it
+ * several times. Here a hit is a map read. What reaches the database still goes one call after
+ * another, in call order, so a read that misses sees every write made before it; and a read that a
+ * write overtook (the write came while it waited) leaves the cache to the write's value.
+ */
+export function cachedKeyStore(store: SignalKeyStore, cache: TtlCache): SignalKeyStore {
+  const order = new SerialLock();
+  let reading = 0;
+  const writtenWhileReading = new Set<string>();
+  return {
+    async get(type, ids) {
+      const found: Record<string, SignalDataTypeMap[typeof type]> = {};
+      let missing: string[] | undefined;
+      for (const id of ids) {
+        const value = cache.get<SignalDataTypeMap[typeof type]>(`${type}.${id}`);
+        if (value === undefined) (missing ??= []).push(id);
+        else found[id] = value;
+      }
+      if (!missing) return found;
+      const wanted = missing;
+      reading++;
+      try {
+        const fetched = await order.run(async () => store.get(type, wanted));
+        for (const id of wanted) {
+          const value = fetched[id];
+          if (!value) continue;
+          found[id] = value;
+          const key = `${type}.${id}`;
+          if (!writtenWhileReading.has(key)) cache.set(key, value);
+        }
+      } finally {
+        if (--reading === 0) writtenWhileReading.clear();
+      }
+      return found;
+    },
+    set(data) {
+      for (const type in data) {
+        const entries = data[type as KeyType] ?? {};
+        for (const id in entries) {
+          const key = `${type}.${id}`;
+          const value = entries[id];
+          if (value === null || value === undefined) cache.del(key);
+          else cache.set(key, value);
+          if (reading > 0) writtenWhileReading.add(key);
+        }
+      }
+      return order.run(async () => store.set(data));
+    },
+    clear() {
+      cache.flushAll();
+      return order.run(async () => {
+        await store.clear?.();
+      });
+    },
   };
 }
