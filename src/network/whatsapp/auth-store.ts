@@ -286,13 +286,11 @@ export async function authStateFor(store: WhatsAppAuthStore, instanceId: string,
   // Its noise key is agreed at every login (key-agreement.ts).
   rememberKeyPair(creds.noiseKey);
   const keys = cachedKeyStore(store.keyStore(instanceId), keyCache);
-  let queue: Promise<void> = Promise.resolve();
+  const credsWrites = new SerialLock();
   return {
     state: { creds, keys },
     saveCreds() {
-      const run = () => store.saveCreds(instanceId, creds);
-      queue = queue.then(run, run);
-      return queue;
+      return credsWrites.run(() => store.saveCreds(instanceId, creds));
     },
     isLinked: () => Boolean(creds.me?.id && creds.account),
   };

@@ -68,7 +68,8 @@ export class TtlCache implements CacheStore {
  * read at most once (when a contact opens a session with it). App-state sync versions: read once
  * per app-state sync (rare), and their hash state (a 32-byte MAC per contact, label, chat setting)
  * comes out of the sync as views into the large buffers it was decoded from. A cache would only
- * hold them until they expire. The session's key store (auth-store.ts, `cachedKeyStore`) names entries `<type>.<id>`.
+ * hold them until they expire. The session's key store (auth-store.ts, `cachedKeyStore`) names
+ * entries `<type>.<id>`.
  */
 export const isUncachedKeyEntry = (key: string): boolean => key.startsWith('pre-key.') || key.startsWith('app-state-sync-version.');
 
