@@ -144,6 +144,9 @@ describe('sandbox network', () => {
 
     const back = await gw.api('POST', '/api/v1/send/text', { key: b.token, body: { number: a.number, text: 'hi a' } });
     expect(back.status).toBe(200);
+    // WhatsApp Web's shape, in the order the messages were sent (stored rows append to the key's index).
+    expect(sent.body.key.id).toMatch(/^3EB0[0-9A-F]{32}$/);
+    expect(back.body.key.id > sent.body.key.id).toBe(true);
     await events.next(a.id, 'MESSAGE', (e) => e.data.key.id === back.body.key.id && e.data.message.conversation === 'hi a');
   });
 
