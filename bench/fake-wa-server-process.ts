@@ -25,6 +25,8 @@ export class FakeWaServerProcess extends EventEmitter {
   private constructor(
     private readonly child: ChildProcess,
     readonly url: string,
+    /** The public key of the child's Noise root, base64 (a gateway in another process trusts it: trust-test-root.mjs). */
+    readonly root: string,
   ) {
     super();
     child.on('message', (message: FromChild) => {
@@ -52,7 +54,7 @@ export class FakeWaServerProcess extends EventEmitter {
       child.once('exit', (code) => reject(new Error(`the fake WhatsApp server exited (${code}) before it was ready`)));
     });
     trustTestRoot(Buffer.from(ready.root, 'base64'));
-    return new FakeWaServerProcess(child, ready.url);
+    return new FakeWaServerProcess(child, ready.url, ready.root);
   }
 
   private request(message: Request): Promise<FromChild & { type: 'done' }> {

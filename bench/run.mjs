@@ -576,6 +576,11 @@ async function sessionCost() {
   tsFigures('bench/session-cost.ts', 'session_cost_whatsapp', { env });
 }
 
+// The send road with WhatsApp sessions in the same gateway (Baileys' AsyncLocalStorage; bench/send-beside-whatsapp.ts).
+async function sendBesideWhatsApp() {
+  tsFigures('bench/send-beside-whatsapp.ts', 'send_road_beside_whatsapp');
+}
+
 // The issue's own set, left out of the full run for its length (~7 minutes): realistic accounts at
 // 10, 100 and 200 sessions with their resume, then 1,000 linked empty accounts resumed after a
 // restart (1,000 realistic accounts take ~20 minutes here: `SESSION_SIZES=1000
@@ -602,6 +607,7 @@ const alone = {
   storage_scale: storageScale,
   session_cost: sessionCost,
   sessions_at_scale: sessionsAtScale,
+  send_road_beside_whatsapp: sendBesideWhatsApp,
   event_fan_out_batched: () => fanOut(true),
   webhook_lane_backlog: webhookBacklog,
   webhook_lane_under_load: webhookUnderLoad,
@@ -643,6 +649,7 @@ if (ONLY) {
   await instanceCost();
   await storageScale();
   await sessionCost();
+  await sendBesideWhatsApp();
   await manyInstancesBench(results);
   await clusterBench(results);
 }

@@ -1,4 +1,4 @@
-/** Links a WhatsApp instance of an in-process gateway to the tests' fake WhatsApp server, through the API. */
+/** Links a WhatsApp instance of a gateway to the tests' fake WhatsApp server, through the API. */
 import { randomUUID } from 'node:crypto';
 import { FakeWaServer } from '../src/network/whatsapp/fixtures/fake-wa-server.js';
 import type { TestGateway } from '../test/support/gateway.js';
@@ -9,7 +9,7 @@ import type { FakeWaServerProcess } from './fake-wa-server-process.js';
  * in this process or in a child process (bench/fake-wa-server-process.ts).
  */
 export async function pairedWhatsApp(
-  gw: TestGateway,
+  gw: Pick<TestGateway, 'api' | 'adminKey'>,
   server: FakeWaServer | FakeWaServerProcess,
   phone: string,
 ): Promise<{ id: string; token: string }> {

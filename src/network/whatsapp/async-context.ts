@@ -11,6 +11,15 @@
  * only its own value with the same semantics (run, exit, enterWith, getStore; disable see below), and the
  * runtime keeps one entry whatever the number of sockets. Baileys is the only runtime dependency
  * that creates AsyncLocalStorage instances; installed before the first socket, idempotent.
+ *
+ * The shared storage is switched on only while a `run` is under way (its callback's promise not yet
+ * settled), and off again after the last one. While any AsyncLocalStorage is on, Node 20 runs promise
+ * hooks for every promise of the process and V8 leaves its fast path for `await`: the send road lost
+ * 16 % of its requests/s with one switched on. Baileys runs only its key-store transactions in a
+ * context, so between them the gateway's requests pay nothing. A continuation that outlives its run
+ * (started inside it, not awaited by it) may find no value once the storage is off; the builtin would
+ * hand it the value of a transaction already committed. `enterWith` has no end: it keeps the storage
+ * on for good.
  */
 import asyncHooks from 'node:async_hooks';
 import { syncBuiltinESMExports } from 'node:module';
@@ -20,6 +29,10 @@ type Context = ReadonlyMap<object, unknown>;
 const EMPTY: Context = new Map();
 
 let shared: InstanceType<typeof Native<Context>> | undefined;
+/** Runs whose callback has not finished (a promise not yet settled). */
+let running = 0;
+/** `enterWith` was used: the storage stays on. */
+let pinned = false;
 
 function current(): Context {
   return shared!.getStore() ?? EMPTY;
@@ -38,6 +51,37 @@ function without(context: Context, key: object): Context {
   return next;
 }
 
+function finished(): void {
+  running -= 1;
+  // Off: no promise hook runs until the next run switches it on (Native.run does).
+  if (running === 0 && !pinned) shared!.disable();
+}
+
+/** Runs `callback` in `context`, keeping the storage on until it has finished. */
+function runIn<R, A extends unknown[]>(context: Context, callback: (...args: A) => R, args: A): R {
+  running += 1;
+  let result: R;
+  try {
+    result = shared!.run(context, callback, ...args);
+  } catch (error) {
+    finished();
+    throw error;
+  }
+  // Only a promise: calling `then` on another thenable (a query builder) could start its work again.
+  if (result instanceof Promise) {
+    // Handlers of its own: the caller still gets the result and its rejection.
+    result.then(finished, finished);
+  } else {
+    finished();
+  }
+  return result;
+}
+
+/** Whether Node tracks the shared storage now (its promise hooks on): for tests. */
+export function contextTracked(): boolean {
+  return (shared as unknown as { enabled?: boolean } | undefined)?.enabled === true;
+}
+
 /** An AsyncLocalStorage whose value travels in the one shared context. */
 export class SharedAsyncLocalStorage<T> {
   static bind = Native.bind.bind(Native);
@@ -48,14 +92,15 @@ export class SharedAsyncLocalStorage<T> {
   }
 
   run<R, A extends unknown[]>(store: T, callback: (...args: A) => R, ...args: A): R {
-    return shared!.run(withValue(current(), this, store), callback, ...args);
+    return runIn(withValue(current(), this, store), callback, args);
   }
 
   exit<R, A extends unknown[]>(callback: (...args: A) => R, ...args: A): R {
-    return shared!.run(without(current(), this), callback, ...args);
+    return runIn(without(current(), this), callback, args);
   }
 
   enterWith(store: T): void {
+    pinned = true;
     shared!.enterWith(withValue(current(), this, store));
   }
 
@@ -65,7 +110,10 @@ export class SharedAsyncLocalStorage<T> {
    */
   disable(): void {
     const context = current();
-    if (context.has(this)) shared!.enterWith(without(context, this));
+    if (context.has(this)) {
+      pinned = true;
+      shared!.enterWith(without(context, this));
+    }
   }
 }
 
