@@ -10,7 +10,8 @@
  * the fake server (empty accounts, idle once linked), then the same load again. Both loads follow 3 s
  * of the same load, left out. The second load writes into a table the first one grew (its rows cost
  * it slightly more). Run by bench/run.mjs (`BENCH_ONLY=send_road_beside_whatsapp`) with tsx; prints
- * one JSON line.
+ * one JSON line. `BESIDE_WHATSAPP_PROFILE=<dir>` runs the gateway under `--cpu-prof` into that folder
+ * and adds each load's window (`process.hrtime` microseconds, the profile's clock) to the line.
  */
 import { httpApi } from '../test/support/gateway.js';
 import { FakeWaServerProcess } from './fake-wa-server-process.js';
@@ -22,11 +23,13 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const SESSIONS = Number(process.env.BESIDE_WHATSAPP_SESSIONS ?? 3);
 const SECONDS = Number(process.env.BESIDE_WHATSAPP_SECONDS ?? (QUICK ? 5 : 15));
 const WARM_SECONDS = QUICK ? 1 : 3;
+const PROFILE_DIR = process.env.BESIDE_WHATSAPP_PROFILE;
+const micros = () => Number(process.hrtime.bigint() / 1000n);
 
 const server = await FakeWaServerProcess.start({ account: 'empty' });
 const gw = await startGateway(
   { WHATSAPP_WS_URL: server.url, BENCH_TRUST_ROOT: server.root },
-  { nodeArgs: ['--import', './bench/trust-test-root.mjs'] },
+  { nodeArgs: ['--import', './bench/trust-test-root.mjs', ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [])] },
 );
 try {
   const sandbox = await connectedSandbox(gw.url);
@@ -41,13 +44,17 @@ try {
     });
 
   await load(WARM_SECONDS);
+  const aloneFrom = micros();
   const alone = await load(SECONDS);
+  const aloneTo = micros();
 
   const api = { api: httpApi(gw.url), adminKey: ADMIN };
   for (let i = 0; i < SESSIONS; i += 1) await pairedWhatsApp(api, server, `55119800${String(i).padStart(5, '0')}`);
 
   await load(WARM_SECONDS);
+  const besideFrom = micros();
   const beside = await load(SECONDS);
+  const besideTo = micros();
   console.log(
     JSON.stringify({
       figure: 'send_road_beside_whatsapp',
@@ -56,6 +63,7 @@ try {
       waygate: beside,
       baseline: { name: 'the same gateway before its WhatsApp sessions were linked', ...alone },
       ratio: Math.round((beside.requestsPerSec / alone.requestsPerSec) * 1000) / 1000,
+      ...(PROFILE_DIR ? { profileWindows: { alone: [aloneFrom, aloneTo], beside: [besideFrom, besideTo] } } : {}),
     }),
   );
 } finally {
