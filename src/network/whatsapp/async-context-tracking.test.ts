@@ -1,5 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { spawnSync } from 'node:child_process';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { contextTracked, shareAsyncLocalStorage } from './async-context.js';
 
@@ -68,6 +70,20 @@ describe('the shared AsyncLocalStorage is on only while a run is under way', () 
 
     expect(store.exit(() => store.getStore())).toBeUndefined();
     expect(contextTracked()).toBe(false);
+  });
+
+  it('leaves a rejection nobody handles reported as unhandled, as the builtin does', () => {
+    // In a process of its own: Node ends it with the unhandled rejection's error.
+    const module = fileURLToPath(new URL('./async-context.ts', import.meta.url));
+    const script = `
+      import { shareAsyncLocalStorage } from ${JSON.stringify(module)};
+      shareAsyncLocalStorage();
+      const { AsyncLocalStorage } = await import('node:async_hooks');
+      void new AsyncLocalStorage().run(1, async () => { throw new Error('nobody handles this'); });
+    `;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(run.status).not.toBe(0);
+    expect(run.stderr).toContain('nobody handles this');
   });
 
   it('stays on for good once enterWith is used (it has no end)', async () => {

@@ -68,12 +68,10 @@ function runIn<R, A extends unknown[]>(context: Context, callback: (...args: A) 
     throw error;
   }
   // Only a promise: calling `then` on another thenable (a query builder) could start its work again.
-  if (result instanceof Promise) {
-    // Handlers of its own: the caller still gets the result and its rejection.
-    result.then(finished, finished);
-  } else {
-    finished();
-  }
+  // The caller gets a promise settled as the callback's, after the storage's count: a rejection the
+  // caller leaves unhandled is still reported as unhandled.
+  if (result instanceof Promise) return result.finally(finished) as R;
+  finished();
   return result;
 }
 
