@@ -269,6 +269,24 @@ export async function autocannon({ url, method = 'GET', headers = {}, body, conn
 }
 
 /**
+ * The send load: `POST /api/v1/send/text` from `token` to `number` over 64 connections for
+ * `duration` seconds, as fast as they go, or with `rate` a steady pace (half load) after `warmup`
+ * seconds of it left out (steady loads only).
+ */
+export function sendLoad(url, token, number, duration, rate = undefined, warmup = 0) {
+  return (rate ? steadyLoad : autocannon)({
+    rate,
+    ...(rate ? { warmup } : {}),
+    url: `${url}/api/v1/send/text`,
+    method: 'POST',
+    headers: { apikey: token, 'content-type': 'application/json' },
+    body: { number, text: 'benchmark message' },
+    connections: 64,
+    duration,
+  });
+}
+
+/**
  * A steady load at `rate` requests/s in its own process (bench/steady-load.mjs): requests start at
  * an even pace and latency counts from when each was due. What "half load" means in the figures.
  * `warmup` seconds of the same load go first and are left out (the generator's own start).

@@ -24,7 +24,7 @@ import {
   startGateway,
   summariseProfile,
   startProcess,
-  steadyLoad,
+  sendLoad,
   tempDir,
 } from './lib.mjs';
 
@@ -54,23 +54,6 @@ execSync('npm run build --silent', { cwd: ROOT, stdio: 'inherit' });
 function profileOf(gw) {
   const threads = Object.fromEntries(gw.threadProfiles.map(({ thread, file }) => [thread, summariseProfile(file, 8)]));
   return { ...summariseProfile(gw.profileFile), ...(gw.threadProfiles.length > 0 ? { threads } : {}) };
-}
-
-/**
- * The send load: as fast as 64 connections go, or with `rate` a steady pace (half load), after
- * `warmup` seconds of it left out (steady loads only).
- */
-function sendLoad(url, token, number, duration = SHORT_SECONDS, rate = undefined, warmup = 0) {
-  return (rate ? steadyLoad : autocannon)({
-    rate,
-    ...(rate ? { warmup } : {}),
-    url: `${url}/api/v1/send/text`,
-    method: 'POST',
-    headers: { apikey: token, 'content-type': 'application/json' },
-    body: { number, text: 'benchmark message' },
-    connections: CONNECTIONS,
-    duration,
-  });
 }
 
 // 1. Send road vs a bare Fastify route (and 6. SQLite vs PostgreSQL), then both at half of the

@@ -16,7 +16,7 @@
 import { httpApi } from '../test/support/gateway.js';
 import { FakeWaServerProcess } from './fake-wa-server-process.js';
 // @ts-expect-error plain JavaScript module of the bench
-import { ADMIN, autocannon, connectedSandbox, startGateway } from './lib.mjs';
+import { ADMIN, connectedSandbox, sendLoad, startGateway } from './lib.mjs';
 import { pairedWhatsApp } from './whatsapp-pairing.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -33,15 +33,7 @@ const gw = await startGateway(
 );
 try {
   const sandbox = await connectedSandbox(gw.url);
-  const load = (seconds: number) =>
-    autocannon({
-      url: `${gw.url}/api/v1/send/text`,
-      method: 'POST',
-      headers: { apikey: sandbox.token, 'content-type': 'application/json' },
-      body: { number: '5511900000000', text: 'benchmark message' },
-      connections: 64,
-      duration: seconds,
-    });
+  const load = (seconds: number) => sendLoad(gw.url, sandbox.token, '5511900000000', seconds);
 
   await load(WARM_SECONDS);
   const aloneFrom = micros();
