@@ -27,6 +27,14 @@ describe('TimeOrderedIds', () => {
     expect(new Set(randomParts).size).toBe(randomParts.length);
   });
 
+  it('gives the same ids as upper-case hex without dashes, in the same order, from one sequence', () => {
+    const ids = new TimeOrderedIds(() => 1_800_000_000_000);
+    const made = Array.from({ length: 1_000 }, (_, i) => (i % 2 === 0 ? ids.next().replace(/-/g, '').toUpperCase() : ids.nextHex()));
+    for (const id of made) expect(id).toMatch(/^[0-9A-F]{12}7[0-9A-F]{3}[89AB][0-9A-F]{15}$/);
+    expect([...made].sort()).toEqual(made);
+    expect(new Set(made).size).toBe(made.length);
+  });
+
   it('keeps the order when the clock steps back', () => {
     let now = 1_800_000_000_500;
     const ids = new TimeOrderedIds(() => now);

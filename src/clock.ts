@@ -54,7 +54,19 @@ export class TimeOrderedIds {
 
   constructor(private readonly now: () => number = Date.now) {}
 
+  /** The next id as a UUID (`xxxxxxxx-xxxx-7xxx-…`). */
   next(): string {
+    const hex = this.nextBytes().toString('hex');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  }
+
+  /** The next id as 32 upper-case hex digits, no dashes (the sandbox's message ids). */
+  nextHex(): string {
+    return this.nextBytes().toString('hex').toUpperCase();
+  }
+
+  /** The 16 bytes of the next id, in a buffer reused by the next call. */
+  private nextBytes(): Buffer {
     let ms = this.now();
     if (ms <= this.lastMs) {
       // The same millisecond (or a clock stepped back): the counter orders them; when it runs out,
@@ -80,8 +92,7 @@ export class TimeOrderedIds {
     bytes[6] = 0x70 | (this.counter >> 8);
     bytes[7] = this.counter & 0xff;
     bytes[8] = 0x80 | (bytes[8]! & 0x3f);
-    const hex = bytes.toString('hex');
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    return bytes;
   }
 }
 
@@ -93,6 +104,9 @@ export const systemIds: IdSource = {
 };
 
 export const newId = (): string => systemIds.id();
+
+/** `newId()`'s digits without dashes, upper-case: the same order, without formatting a UUID first. */
+export const newHexId = (): string => timeOrdered.nextHex();
 
 export function randomToken(bytes = 32): string {
   return systemIds.secret(bytes);

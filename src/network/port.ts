@@ -260,12 +260,16 @@ export interface NetworkDriver {
 export const GROUP_SERVER = 'g.us';
 export const NEWSLETTER_SERVER = 'newsletter';
 
+const GROUP_JID = /^[0-9]+(-[0-9]+)?@g\.us$/;
+const NEWSLETTER_JID = /^[0-9]+@newsletter$/;
+
+// Asked of every send's address: most are a person's, refused by their ending before the pattern.
 export function isGroupJid(jid: string): boolean {
-  return /^[0-9]+(-[0-9]+)?@g\.us$/.test(jid);
+  return jid.endsWith('@g.us') && GROUP_JID.test(jid);
 }
 
 export function isNewsletterJid(jid: string): boolean {
-  return /^[0-9]+@newsletter$/.test(jid);
+  return jid.endsWith('@newsletter') && NEWSLETTER_JID.test(jid);
 }
 
 export const GROUP_INVITE_LINK_PREFIX = 'https://chat.whatsapp.com/';

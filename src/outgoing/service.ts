@@ -397,7 +397,8 @@ export class MessagingService {
     try {
       const sent = await (await this.sessions.connected(instance)).send(message);
       this.report({ instanceId: instance.id, outcome: 'sent', ms: performance.now() - started });
-      return { ...sent, instanceId: instance.id };
+      // The new field first: a spread followed by a new field makes a new hidden class on each call (Node 20).
+      return { instanceId: instance.id, ...sent };
     } catch (error) {
       const code = error instanceof AppError ? error.code : 'internal';
       this.report({ instanceId: instance.id, outcome: sendOutcomeOf(error), ms: performance.now() - started, code });

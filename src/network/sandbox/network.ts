@@ -5,7 +5,7 @@
  */
 import { createHash, randomInt, randomUUID } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import { newId, type Clock } from '../../clock.js';
+import { newHexId, type Clock } from '../../clock.js';
 import { errors } from '../../errors.js';
 import type { Topic } from '../../topic.js';
 import { isGroupJid, STATUS_JID, toJid, type CanonicalEvent, type EventMedia, type MessageKey } from '../port.js';
@@ -19,7 +19,7 @@ import { mediaFromWire, mediaToWire, parseSpanMessage, type SandboxSpanLogger, t
  * random ids, ~6 with these). Its 62 random bits keep ids of two processes apart (cluster mode).
  */
 export function newMessageId(): string {
-  return `3EB0${newId().replace(/-/g, '').toUpperCase()}`;
+  return `3EB0${newHexId()}`;
 }
 
 export interface PairingCode {

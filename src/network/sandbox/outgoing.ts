@@ -137,14 +137,13 @@ export function buildOutgoing(message: OutgoingMessage, me: string, now: number)
   }
 
   const chat = isGroupJid(message.to) ? message.to : toJid(message.to);
-  const base = { remoteJid: chat, recipients: [message.to] };
   const context = contextInfo(message, me, chat);
-  const done = (content: Record<string, unknown>, media?: MediaPayload, typing: BuiltMessage['typing'] = 'composing'): BuiltMessage => ({
-    ...base,
-    content: withContext(content, context),
-    ...(media ? { media } : {}),
-    typing,
-  });
+  // Every send passes here: one object of one shape, without spreads.
+  const done = (content: Record<string, unknown>, media?: MediaPayload, typing: BuiltMessage['typing'] = 'composing'): BuiltMessage => {
+    const built: BuiltMessage = { remoteJid: chat, recipients: [message.to], content: withContext(content, context), typing };
+    if (media) built.media = media;
+    return built;
+  };
 
   switch (message.kind) {
     case 'text': {
@@ -266,8 +265,11 @@ export function buildOutgoing(message: OutgoingMessage, me: string, now: number)
           })),
         }),
       );
-    case 'forward':
+    case 'forward': {
       // A forward keeps the original payload; quotes and mentions of the new message do not apply.
-      return { ...base, content: forwarded(message.original), ...(message.media ? { media: message.media } : {}), typing: 'composing' };
+      const built: BuiltMessage = { remoteJid: chat, recipients: [message.to], content: forwarded(message.original), typing: 'composing' };
+      if (message.media) built.media = message.media;
+      return built;
+    }
   }
 }
