@@ -10,7 +10,8 @@
  */
 import { createHmac } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
-import { Agent, request, type Dispatcher } from 'undici';
+import { EventEmitter } from 'node:events';
+import { Agent, type Dispatcher } from 'undici';
 import type { Instance } from '../../instance-registry/service.js';
 import type { OutboxEntry } from '../envelope.js';
 import { ipLiteral, isPublicAddress, PrivateAddressError, publicOnlyLookup, systemResolve } from '../../media/address.js';
@@ -153,11 +154,14 @@ export class WebhookSink implements DurableSink {
     const refused = guarded ? this.refusal(target) : undefined;
     if (refused)
       return { ok: false, status: null, error: `refused: ${refused} (private targets need WEBHOOK_ALLOW_PRIVATE_URLS or the admin key)` };
-    const signal = AbortSignal.timeout(this.options.timeoutMs);
+    const deadline = new AnswerDeadline(this.options.timeoutMs);
     try {
-      // undici's request (not fetch): no WHATWG streams per call, keep-alive, and no redirect is followed.
-      const response = await request(target, {
-        dispatcher: guarded ? this.guarded : this.open,
+      // undici's request (not fetch): no WHATWG streams per call, keep-alive, and no redirect is
+      // followed. The pool's own request with origin and path: undici's request(url) spreads its
+      // options into a new object, a new hidden class on each call on Node 20.
+      const response = await (guarded ? this.guarded : this.open).request({
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -168,7 +172,7 @@ export class WebhookSink implements DurableSink {
             : { 'x-webhook-event': entry.type, 'x-webhook-event-id': entry.eventId }),
         },
         body: entry.body,
-        signal,
+        signal: deadline.signal,
       });
       // Drain the body so the connection can be reused.
       await response.body.dump().catch(() => undefined);
@@ -184,11 +188,36 @@ export class WebhookSink implements DurableSink {
           error: `refused: ${privateTarget.message} (private targets need WEBHOOK_ALLOW_PRIVATE_URLS or the admin key)`,
         };
       }
-      const reason = signal.aborted
+      const reason = deadline.expired
         ? `no answer within ${this.options.timeoutMs} ms`
         : `could not reach receiver: ${describeRequestError(error)}`;
       return { ok: false, status: null, error: reason };
+    } finally {
+      deadline.clear();
     }
+  }
+}
+
+/**
+ * Aborts one POST (connecting, the answer and its body) after `ms`; cleared when the POST is over.
+ * An EventEmitter, which undici accepts as a signal: on Node 20 an AbortSignal costs 4-8 µs to make
+ * (AbortSignal.timeout's timer also stayed for the whole timeout after every answered POST).
+ */
+class AnswerDeadline {
+  readonly signal = new EventEmitter();
+  expired = false;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(ms: number) {
+    this.timer = setTimeout(() => {
+      this.expired = true;
+      this.signal.emit('abort');
+    }, ms);
+    this.timer.unref();
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
   }
 }
 
