@@ -138,12 +138,14 @@ export function buildOutgoing(message: OutgoingMessage, me: string, now: number)
 
   const chat = isGroupJid(message.to) ? message.to : toJid(message.to);
   const context = contextInfo(message, me, chat);
-  // Every send passes here: one object of one shape, without spreads.
-  const done = (content: Record<string, unknown>, media?: MediaPayload, typing: BuiltMessage['typing'] = 'composing'): BuiltMessage => {
-    const built: BuiltMessage = { remoteJid: chat, recipients: [message.to], content: withContext(content, context), typing };
-    if (media) built.media = media;
-    return built;
+  // Every send passes here: one object of one shape, without spreads (docs/architecture.md).
+  const built = (content: Record<string, unknown>, media?: MediaPayload, typing: BuiltMessage['typing'] = 'composing'): BuiltMessage => {
+    const out: BuiltMessage = { remoteJid: chat, recipients: [message.to], content, typing };
+    if (media) out.media = media;
+    return out;
   };
+  const done = (content: Record<string, unknown>, media?: MediaPayload, typing?: BuiltMessage['typing']): BuiltMessage =>
+    built(withContext(content, context), media, typing);
 
   switch (message.kind) {
     case 'text': {
@@ -265,11 +267,8 @@ export function buildOutgoing(message: OutgoingMessage, me: string, now: number)
           })),
         }),
       );
-    case 'forward': {
+    case 'forward':
       // A forward keeps the original payload; quotes and mentions of the new message do not apply.
-      const built: BuiltMessage = { remoteJid: chat, recipients: [message.to], content: forwarded(message.original), typing: 'composing' };
-      if (message.media) built.media = message.media;
-      return built;
-    }
+      return built(forwarded(message.original), message.media);
   }
 }
