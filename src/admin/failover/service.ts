@@ -105,9 +105,12 @@ interface Route {
 const ROUTE = Symbol('failover route');
 const routeOf = {
   get: (instance: Instance): Route | undefined => (instance as Instance & { [ROUTE]?: Route })[ROUTE],
-  set: (instance: Instance, route: Route): void => {
-    Object.defineProperty(instance, ROUTE, { value: route, enumerable: false, writable: true, configurable: true });
-  },
+  /**
+   * A copy of `instance` carrying `route`. The hidden property comes first: added to a spread copy,
+   * it gave every group send's instance a hidden class of its own on Node 20 (docs/architecture.md).
+   */
+  copyWith: (instance: Instance, route: Route): Instance =>
+    Object.assign(Object.defineProperty({}, ROUTE, { value: route, enumerable: false, writable: true, configurable: true }), instance),
 };
 
 export function sinkNameOf(groupId: string): string {
@@ -309,8 +312,7 @@ export class FailoverService implements SendRouter {
     const pin = this.pinOf(request, group);
     const first = (pin && (await this.candidate(group, pin.member))) ?? (await this.firstEligible(group, new Set(pin?.tried)));
     if (!first) throw this.noMember(group);
-    const provisional = { ...first.instance };
-    routeOf.set(provisional, { group, request, ...(pin ? { tried: pin.tried } : {}) });
+    const provisional = routeOf.copyWith(first.instance, { group, request, ...(pin ? { tried: pin.tried } : {}) });
     // Cluster mode: the member that sends may be held by another process, found once the body is used.
     this.deps.forwarding?.keepBody(request);
     return provisional;
