@@ -5,9 +5,8 @@ import { buildOutgoing } from './outgoing.js';
 
 describe('buildOutgoing', () => {
   it('builds every send of one kind with one hidden class (no new class per send)', () => {
-    // The check itself: a literal that starts with a spread and adds a field changes class every call.
-    const base = { remoteJid: '5511900000000@s.whatsapp.net', recipients: ['5511900000000'] };
-    expect(hiddenClassChanges((i) => ({ ...base, typing: i }))).toBeGreaterThan(50);
+    // The check itself sees objects of two shapes (whatever the Node version).
+    expect(hiddenClassChanges((i) => (i % 2 === 0 ? { remoteJid: 'a', typing: i } : { typing: i, remoteJid: 'a' }))).toBeGreaterThan(50);
 
     const text = { kind: 'text', to: '5511900000000', text: 'hello', linkPreview: false } as const;
     expect(hiddenClassChanges(() => buildOutgoing(text, '5511999990000', 1_800_000_000))).toBe(0);
