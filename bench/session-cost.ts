@@ -141,6 +141,7 @@ let gw = await startGateway({ dataDir, env });
 try {
   const empty = await reading();
   const sizes = [];
+  const readings: { sessions: number; rss: number; heap: number }[] = [];
   let linked = 0;
   const started = performance.now();
   for (const size of SIZES) {
@@ -153,6 +154,8 @@ try {
     await settled(gw, linked);
     const r = await reading();
     const fakeServer = await serverMemory();
+    const previous = readings.at(-1);
+    readings.push({ sessions: size, rss: r.rss, heap: r.heap });
     const figures = {
       sessions: size,
       rssBytes: r.rss,
@@ -162,6 +165,14 @@ try {
       // Buffers and other memory V8 knows of outside its heap; RSS beyond heap + external is the
       // allocator's (memory freed but not returned to the system, native libraries).
       externalPerSession: Math.round((r.external - empty.external) / size),
+      // What each session linked since the previous size added: the average above also carries the
+      // first links' one-time cost (code compiled, caches filled), which the first size bears whole.
+      ...(previous
+        ? {
+            rssPerAddedSession: Math.round((r.rss - previous.rss) / (size - previous.sessions)),
+            heapPerAddedSession: Math.round((r.heap - previous.heap) / (size - previous.sessions)),
+          }
+        : {}),
       linkedAndSettledMs: Math.round(performance.now() - started),
       ...(fakeServer ? { fakeServerProcess: { rssBytes: fakeServer.rss, heapBytes: fakeServer.heap } } : {}),
     };
