@@ -13,6 +13,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { refusal } from '../errors.js';
 import type { InstanceService } from '../instance-registry/service.js';
+import { AccessLog } from './access-log.js';
 import { registerAuth, type CredentialResolvers, type RequestRouting } from './auth.js';
 import { shareComponents } from './openapi-components.js';
 import { documentUpgradeRoutes, finishOpenApiDocument, openApiDocument } from './openapi.js';
@@ -87,6 +88,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config, clock } = options;
   const app = Fastify({
     loggerInstance: options.logger,
+    logController: new AccessLog(),
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: false,
     genReqId: (req) => {

@@ -3,46 +3,102 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../config.js';
+import { loadConfig, type LogLevel } from '../config.js';
 import { createGateway } from '../gateway.js';
 import { createLogger } from '../logger.js';
 
+/** A gateway whose log lines are kept in `lines`, at `level`. */
+async function loggedGateway(level: LogLevel) {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(
+        ...chunk
+          .toString()
+          .split('\n')
+          .filter((line) => line !== ''),
+      );
+      done();
+    },
+  });
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-log-'));
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    GLOBAL_API_KEY: 'log-test-admin-key-0123456789',
+    LOG_LEVEL: level,
+  });
+  const gw = await createGateway(config, { logger: createLogger(level, sink) });
+  const url = await gw.listen();
+  return {
+    url,
+    config,
+    lines,
+    /** The parsed lines about the request `id` (its `reqId`). */
+    linesOf: (id: string) => lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.reqId === id),
+    async close() {
+      await gw.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 describe('request logs', () => {
   it('carry the request id and never the api key or a token', async () => {
-    const lines: string[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    });
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'waygate-log-'));
-    const config = loadConfig({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      GLOBAL_API_KEY: 'log-test-admin-key-0123456789',
-      LOG_LEVEL: 'info',
-    });
-    const gw = await createGateway(config, { logger: createLogger('info', sink) });
+    const gw = await loggedGateway('info');
     try {
-      const url = await gw.listen();
-      const created = await fetch(`${url}/api/v1/instance/create`, {
+      const created = await fetch(`${gw.url}/api/v1/instance/create`, {
         method: 'POST',
-        headers: { apikey: config.globalApiKey!, 'content-type': 'application/json' },
+        headers: { apikey: gw.config.globalApiKey!, 'content-type': 'application/json' },
         body: JSON.stringify({ instanceName: 'logged', network: 'sandbox' }),
       });
       const { token, instanceId } = (await created.json()) as { token: string; instanceId: string };
-      const status = await fetch(`${url}/api/v1/instance/status`, { headers: { apikey: token } });
+      const status = await fetch(`${gw.url}/api/v1/instance/status`, { headers: { apikey: token } });
       const requestId = status.headers.get('x-request-id')!;
-      await fetch(`${url}/api/v1/ws?token=${token}&instanceId=${instanceId}`);
-      const all = lines.join('');
+      await fetch(`${gw.url}/api/v1/ws?token=${token}&instanceId=${instanceId}`);
+      const all = gw.lines.join('\n');
       expect(all).toContain(requestId);
       expect(all).not.toContain(token);
-      expect(all).not.toContain(config.globalApiKey!);
+      expect(all).not.toContain(gw.config.globalApiKey!);
     } finally {
       await gw.close();
-      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('write one line per answered request at info: method, path, status and time together', async () => {
+    const gw = await loggedGateway('info');
+    try {
+      const ok = await fetch(`${gw.url}/api/v1/server/ok?probe=1`);
+      const refused = await fetch(`${gw.url}/api/v1/instance/status`, { headers: { apikey: 'not-a-key-of-anyone-0123456789' } });
+      expect(refused.status).toBe(401);
+      for (const [answer, status] of [
+        [ok, 200],
+        [refused, 401],
+      ] as const) {
+        const id = answer.headers.get('x-request-id')!;
+        const lines = gw.linesOf(id);
+        expect(lines).toHaveLength(1);
+        const [line] = lines;
+        expect(line).toMatchObject({ msg: 'request completed', level: 30, res: { statusCode: status }, req: { method: 'GET', id } });
+        expect(typeof line!.responseTime).toBe('number');
+      }
+      // The path only: a query can carry a token.
+      expect(gw.linesOf(ok.headers.get('x-request-id')!)[0]).toMatchObject({ req: { url: '/api/v1/server/ok' } });
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('add the arrival line at debug', async () => {
+    const gw = await loggedGateway('debug');
+    try {
+      const ok = await fetch(`${gw.url}/api/v1/server/ok`);
+      const lines = gw.linesOf(ok.headers.get('x-request-id')!);
+      expect(lines.map((line) => line.msg)).toEqual(['incoming request', 'request completed']);
+      expect(lines[0]).toMatchObject({ level: 20, req: { method: 'GET', url: '/api/v1/server/ok' } });
+    } finally {
+      await gw.close();
     }
   });
 });
