@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { loadConfig, type LogLevel } from '../config.js';
 import { createGateway } from '../gateway.js';
 import { createLogger } from '../logger.js';
@@ -85,6 +86,62 @@ describe('request logs', () => {
       }
       // The path only: a query can carry a token.
       expect(gw.linesOf(ok.headers.get('x-request-id')!)[0]).toMatchObject({ req: { url: '/api/v1/server/ok' } });
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('write the arrival of a WebSocket at info: a connection taken over is never answered', async () => {
+    const gw = await loggedGateway('info');
+    try {
+      const created = await fetch(`${gw.url}/api/v1/instance/create`, {
+        method: 'POST',
+        headers: { apikey: gw.config.globalApiKey!, 'content-type': 'application/json' },
+        body: JSON.stringify({ instanceName: 'streamed', network: 'sandbox' }),
+      });
+      const { token, instanceId } = (await created.json()) as { token: string; instanceId: string };
+      const socket = new WebSocket(`${gw.url.replace('http', 'ws')}/api/v1/ws?token=${token}&instanceId=${instanceId}`);
+      await new Promise((resolve, reject) => {
+        socket.once('open', resolve);
+        socket.once('error', reject);
+      });
+      socket.close();
+      const lines = gw.lines.map((line) => JSON.parse(line) as { req?: { url: string }; msg: string; level: number });
+      const ofSocket = lines.filter((line) => line.req?.url === '/api/v1/ws');
+      expect(ofSocket).toHaveLength(1);
+      expect(ofSocket[0]).toMatchObject({ msg: 'incoming request', level: 30, req: { method: 'GET', url: '/api/v1/ws' } });
+      expect(gw.lines.join('\n')).not.toContain(token);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('write the arrival of an event stream at info: it is answered only when it closes', async () => {
+    const gw = await loggedGateway('info');
+    try {
+      const headers = { apikey: gw.config.globalApiKey!, accept: 'application/json, text/event-stream' };
+      const initialized = await fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'log-test', version: '1' } },
+        }),
+      });
+      await initialized.text();
+      const session = initialized.headers.get('mcp-session-id')!;
+      const open = new AbortController();
+      const stream = await fetch(`${gw.url}/mcp`, {
+        headers: { apikey: gw.config.globalApiKey!, accept: 'text/event-stream', 'mcp-session-id': session },
+        signal: open.signal,
+      });
+      expect(stream.status).toBe(200);
+      const lines = gw.linesOf(stream.headers.get('x-request-id')!);
+      open.abort();
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({ msg: 'incoming request', level: 30, req: { method: 'GET', url: '/mcp' } });
     } finally {
       await gw.close();
     }
