@@ -37,6 +37,15 @@ async function loggedGateway(level: LogLevel) {
     config,
     lines,
     /** The parsed lines about the request `id` (its `reqId`). */
+    /** A sandbox instance made by the admin: its token and id. */
+    async createInstance(instanceName: string) {
+      const created = await fetch(`${url}/api/v1/instance/create`, {
+        method: 'POST',
+        headers: { apikey: config.globalApiKey!, 'content-type': 'application/json' },
+        body: JSON.stringify({ instanceName, network: 'sandbox' }),
+      });
+      return (await created.json()) as { token: string; instanceId: string };
+    },
     linesOf: (id: string) => lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.reqId === id),
     async close() {
       await gw.close();
@@ -49,12 +58,7 @@ describe('request logs', () => {
   it('carry the request id and never the api key or a token', async () => {
     const gw = await loggedGateway('info');
     try {
-      const created = await fetch(`${gw.url}/api/v1/instance/create`, {
-        method: 'POST',
-        headers: { apikey: gw.config.globalApiKey!, 'content-type': 'application/json' },
-        body: JSON.stringify({ instanceName: 'logged', network: 'sandbox' }),
-      });
-      const { token, instanceId } = (await created.json()) as { token: string; instanceId: string };
+      const { token, instanceId } = await gw.createInstance('logged');
       const status = await fetch(`${gw.url}/api/v1/instance/status`, { headers: { apikey: token } });
       const requestId = status.headers.get('x-request-id')!;
       await fetch(`${gw.url}/api/v1/ws?token=${token}&instanceId=${instanceId}`);
@@ -94,12 +98,7 @@ describe('request logs', () => {
   it('write the arrival of a WebSocket at info: a connection taken over is never answered', async () => {
     const gw = await loggedGateway('info');
     try {
-      const created = await fetch(`${gw.url}/api/v1/instance/create`, {
-        method: 'POST',
-        headers: { apikey: gw.config.globalApiKey!, 'content-type': 'application/json' },
-        body: JSON.stringify({ instanceName: 'streamed', network: 'sandbox' }),
-      });
-      const { token, instanceId } = (await created.json()) as { token: string; instanceId: string };
+      const { token, instanceId } = await gw.createInstance('streamed');
       const socket = new WebSocket(`${gw.url.replace('http', 'ws')}/api/v1/ws?token=${token}&instanceId=${instanceId}`);
       await new Promise((resolve, reject) => {
         socket.once('open', resolve);
