@@ -66,6 +66,12 @@ export class BrokerProcess {
     return `127.0.0.1:${this.port}`;
   }
 
+  /** The lines the server has written so far (all its runs), those matching `pattern` only if given. */
+  logLines(pattern?: RegExp): string[] {
+    const lines = this.output.join('').split('\n');
+    return pattern ? lines.filter((line) => pattern.test(line)) : lines;
+  }
+
   async start(): Promise<void> {
     if (this.child) return;
     const child = spawn(this.command, this.args(this.dir), { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -155,6 +161,9 @@ export async function privateMosquitto(port?: number): Promise<BrokerProcess> {
         `persistence_location ${dir}/`,
         'max_queued_messages 0',
         'max_inflight_messages 100',
+        // Every packet, so a failed delivery test can show what the broker did (drops, PUBACK reason codes).
+        'log_dest stderr',
+        'log_type all',
         '',
       ].join('\n'),
     );

@@ -104,6 +104,9 @@ describe('MQTT channel', () => {
           received: distinctCount(envelopes()),
           pending: await pendingFor(gw, 'mqtt'),
           mqtt: await channelHealth(gw, 'mqtt'),
+          // The gateway held an acknowledgement for every event in the last failure (0 pending): did
+          // the broker drop some, or acknowledge them as matching no subscriber (reason 16)?
+          brokerDrops: broker.logLines(/dropped|rc16|rc=16|expired|Restored|Saving/i).slice(-20),
         };
         throw new Error(`${(error as Error).message}: ${JSON.stringify(where)}`);
       });
