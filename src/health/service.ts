@@ -111,29 +111,33 @@ function stepPenalty(value: number, steps: [number, number][]): number {
 export function healthScore(s: HealthSignals): HealthScore {
   const reasons: string[] = [];
   let score = 100;
-  const take = (penalty: number, reason: string) => {
+  // Each reason is written only when it costs points: a group send scores its members, most of them healthy.
+  const take = (penalty: number, reason: () => string) => {
     if (penalty <= 0) return;
     score -= penalty;
-    reasons.push(`${reason} (-${penalty})`);
+    reasons.push(`${reason()} (-${penalty})`);
   };
   if (s.status !== 'CONNECTED') {
     const byClass = s.lastDisconnect !== null ? DISCONNECT_PENALTY[s.lastDisconnect] : undefined;
     const why = s.lastDisconnect !== null ? `: ${s.lastDisconnect}` : '';
-    take(byClass ?? STATUS_PENALTY[s.status], `${STATUS_TEXT[s.status]}${why}`);
+    take(byClass ?? STATUS_PENALTY[s.status], () => `${STATUS_TEXT[s.status]}${why}`);
   }
-  take(Math.min(PENALTIES.maxFlaps, s.flaps * PENALTIES.perFlap), `${s.flaps} connection loss(es) in ${FLAP_WINDOW_MS / 60_000} min`);
+  take(Math.min(PENALTIES.maxFlaps, s.flaps * PENALTIES.perFlap), () => `${s.flaps} connection loss(es) in ${FLAP_WINDOW_MS / 60_000} min`);
   const sample = Math.max(s.sends, PENALTIES.minSample);
   take(
     Math.round(PENALTIES.failures * Math.min(1, s.failures / sample)),
-    `${s.failures} of ${s.sends} sends failed in ${SEND_WINDOW_MS / 60_000} min`,
+    () => `${s.failures} of ${s.sends} sends failed in ${SEND_WINDOW_MS / 60_000} min`,
   );
   take(
     Math.round((PENALTIES.refusals * s.refusals) / sample),
-    `${s.refusals} of ${s.sends} sends refused in ${SEND_WINDOW_MS / 60_000} min`,
+    () => `${s.refusals} of ${s.sends} sends refused in ${SEND_WINDOW_MS / 60_000} min`,
   );
-  if (s.latencyMs !== null) take(stepPenalty(s.latencyMs, PENALTIES.latency), `mean send time ${Math.round(s.latencyMs)} ms`);
-  take(stepPenalty(s.backlog, PENALTIES.backlog), `${s.backlog} events waiting for delivery`);
-  take(stepPenalty(s.deadLetters, PENALTIES.deadLetters), `${s.deadLetters} dead letters`);
+  if (s.latencyMs !== null) {
+    const latencyMs = s.latencyMs;
+    take(stepPenalty(latencyMs, PENALTIES.latency), () => `mean send time ${Math.round(latencyMs)} ms`);
+  }
+  take(stepPenalty(s.backlog, PENALTIES.backlog), () => `${s.backlog} events waiting for delivery`);
+  take(stepPenalty(s.deadLetters, PENALTIES.deadLetters), () => `${s.deadLetters} dead letters`);
   return { score: Math.max(0, score), reasons };
 }
 

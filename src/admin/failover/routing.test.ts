@@ -55,7 +55,8 @@ function pinnedSend(proof: string, member: string, tried: string): FastifyReques
   } as unknown as FastifyRequest;
 }
 
-async function setup(scores: Record<string, number>, cluster?: ReturnType<typeof forwardingTwin>) {
+/** `checks` collects the members whose health was read, in order. */
+async function setup(scores: Record<string, number>, cluster?: ReturnType<typeof forwardingTwin>, checks: string[] = []) {
   const all = new Map(Object.keys(scores).map((id) => [id, instance(id)]));
   const repo = {
     existingInstances: (ids: string[]) => Promise.resolve(new Set(ids.filter((id) => all.has(id)))),
@@ -65,7 +66,12 @@ async function setup(scores: Record<string, number>, cluster?: ReturnType<typeof
   const service = new FailoverService({
     repo,
     instances: { find: (id: string) => Promise.resolve(all.get(id)) } as unknown as InstanceService,
-    health: { scoreOf: (id) => Promise.resolve({ score: scores[id] ?? 0, reasons: [] }) },
+    health: {
+      scoreOf: (id) => {
+        checks.push(id);
+        return Promise.resolve({ score: scores[id] ?? 0, reasons: [] });
+      },
+    },
     clock: new ManualClock(),
     log: pino({ level: 'silent' }),
     tokenGraceSeconds: 60,
@@ -126,6 +132,20 @@ describe('failover send router', () => {
       .catch((error: unknown) => error);
     expect(tried).toEqual(['b']);
     expect(failure).toMatchObject({ status: 503, code: 'failover_no_eligible_member' });
+  });
+
+  it("reads the chosen member's health once per send: the send reuses the check made when its request was authenticated", async () => {
+    const checks: string[] = [];
+    const { service, message, token } = await setup({ a: 100, b: 100 }, undefined, checks);
+    checks.length = 0;
+    const caller = (await service.resolve(token, { routeOptions: { url: '/api/v1/send/text' }, headers: {} } as FastifyRequest))!;
+    expect(checks).toEqual(['a']);
+    const result = await service.send(caller, message, (member) =>
+      member.id === 'a' ? Promise.reject(errors.networkRateLimited()) : Promise.resolve(sent(member)),
+    );
+    // After a refusal the next member's health is read then, not taken from the request's start.
+    expect(checks).toEqual(['a', 'b']);
+    expect(result.instanceId).toBe('b');
   });
 
   it('refuses group tokens outside /send/*', async () => {

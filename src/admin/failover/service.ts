@@ -94,6 +94,8 @@ const TRIED_HEADER = 'x-waygate-failover-tried';
 interface Route {
   group: GroupRecord;
   request: FastifyRequest;
+  /** The member found eligible when the request was authenticated (its send reuses the check). */
+  checked: Candidate;
   tried?: string[];
 }
 
@@ -312,7 +314,7 @@ export class FailoverService implements SendRouter {
     const pin = this.pinOf(request, group);
     const first = (pin && (await this.candidate(group, pin.member))) ?? (await this.firstEligible(group, new Set(pin?.tried)));
     if (!first) throw this.noMember(group);
-    const provisional = routeOf.copyWith(first.instance, { group, request, ...(pin ? { tried: pin.tried } : {}) });
+    const provisional = routeOf.copyWith(first.instance, { group, request, checked: first, ...(pin ? { tried: pin.tried } : {}) });
     // Cluster mode: the member that sends may be held by another process, found once the body is used.
     this.deps.forwarding?.keepBody(request);
     return provisional;
@@ -355,9 +357,10 @@ export class FailoverService implements SendRouter {
     const { group, request } = route;
     const recipient = 'to' in message ? message.to : undefined;
     // Passed on by another process: the member it picked (the resolver's), unless no longer eligible.
+    // The member checked when the request was authenticated is not checked again for its first try.
     let candidate = route.tried
-      ? ((await this.candidate(group, instance.id)) ?? (await this.firstEligible(group, new Set(route.tried))))
-      : await this.choose(group, recipient);
+      ? ((await this.candidate(group, instance.id, route.checked)) ?? (await this.firstEligible(group, new Set(route.tried))))
+      : await this.choose(group, recipient, route.checked);
     if (!candidate) throw this.noMember(group);
     const tried = new Set<string>(route.tried);
     let refusal: unknown;
@@ -405,8 +408,9 @@ export class FailoverService implements SendRouter {
 
   // ---- picking ----
 
-  /** A member when it is connected with health >= minHealth. */
-  private async candidate(group: GroupRecord, id: string): Promise<Candidate | undefined> {
+  /** A member when it is connected with health >= minHealth (`checked`: this request found it so already). */
+  private async candidate(group: GroupRecord, id: string, checked?: Candidate): Promise<Candidate | undefined> {
+    if (checked?.instance.id === id) return checked;
     const instance = await this.deps.instances.find(id);
     if (!instance || instance.status !== 'CONNECTED') return undefined;
     const { score, reasons } = await this.deps.health.scoreOf(id);
@@ -414,34 +418,34 @@ export class FailoverService implements SendRouter {
   }
 
   /** Every eligible member, in priority order. */
-  private async eligible(group: GroupRecord): Promise<Candidate[]> {
+  private async eligible(group: GroupRecord, checked?: Candidate): Promise<Candidate[]> {
     const out: Candidate[] = [];
     for (const id of group.members) {
-      const found = await this.candidate(group, id);
+      const found = await this.candidate(group, id, checked);
       if (found) out.push(found);
     }
     return out;
   }
 
   /** The first eligible member in priority order not in `skip` (reads no further than needed). */
-  private async firstEligible(group: GroupRecord, skip: ReadonlySet<string>): Promise<Candidate | undefined> {
+  private async firstEligible(group: GroupRecord, skip: ReadonlySet<string>, checked?: Candidate): Promise<Candidate | undefined> {
     for (const id of group.members) {
       if (skip.has(id)) continue;
-      const found = await this.candidate(group, id);
+      const found = await this.candidate(group, id, checked);
       if (found) return found;
     }
     return undefined;
   }
 
   /** Sticky recipient's member while eligible, else the policy's pick; undefined when none is eligible. */
-  private async choose(group: GroupRecord, recipient: string | undefined): Promise<Candidate | undefined> {
+  private async choose(group: GroupRecord, recipient: string | undefined, checked?: Candidate): Promise<Candidate | undefined> {
     if (group.sticky && recipient !== undefined) {
       const kept = this.stickyMembers.get(`${group.id}\u0000${recipient}`);
-      const found = kept === undefined || !group.members.includes(kept) ? undefined : await this.candidate(group, kept);
+      const found = kept === undefined || !group.members.includes(kept) ? undefined : await this.candidate(group, kept, checked);
       if (found) return found;
     }
-    if (group.policy === 'priority') return this.firstEligible(group, NONE);
-    const candidates = await this.eligible(group);
+    if (group.policy === 'priority') return this.firstEligible(group, NONE, checked);
+    const candidates = await this.eligible(group, checked);
     if (candidates.length === 0) return undefined;
     if (group.policy === 'least-loaded') return this.leastLoaded(candidates);
     const turn = this.turns.get(group.id) ?? 0;
