@@ -38,8 +38,8 @@ const ALL = ['src/**/*.test.ts', 'test/**/*.test.ts', 'packages/*/test/**/*.test
 export default defineConfig({
   test: {
     // The other files share each worker's loaded modules (`isolate: false`): importing the gateway's
-    // modules again for every file took ~3.5 s of each, about 400 s of a run (half of it wall time
-    // on two workers). Every file still builds its own gateways, databases and servers.
+    // modules again for every file took 2.5-3.5 s of each, 286-415 s of a run summed over the files
+    // (spread over two workers). Every file still builds its own gateways, databases and servers.
     projects: [
       { extends: true, test: { name: 'shared-modules', include: ALL, exclude: FRESH_BAILEYS, isolate: false } },
       { extends: true, test: { name: 'fresh-baileys', include: FRESH_BAILEYS, isolate: true } },
