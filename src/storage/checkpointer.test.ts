@@ -175,18 +175,19 @@ describe('BackgroundCheckpointer', () => {
         written += 1;
       };
       const deadline = Date.now() + 40_000;
-      while ((storage.checkpointer?.recycled ?? 0) < 3 || written < 150) {
-        if (Date.now() > deadline) throw new Error(`no third recycle after ${written} transactions`);
-        await write();
-      }
+      const recycled = () => storage.checkpointer?.recycled ?? 0;
+      const writeUntil = async (done: () => boolean, what: string) => {
+        while (!done()) {
+          if (Date.now() > deadline) throw new Error(`${what} after ${written} transactions`);
+          await write();
+        }
+      };
+      await writeUntil(() => recycled() >= 3 && written >= 150, 'no third recycle');
       // The log starts over at the first write after a recycle: it holds what came since, not the
       // frames of every transaction written. The last recycle may be long past (a slow fsync delays
       // the next one), so the count starts at a recycle seen now: ~20 transactions then.
-      const seen = storage.checkpointer!.recycled;
-      while (storage.checkpointer!.recycled === seen) {
-        if (Date.now() > deadline) throw new Error(`no recycle after ${written} transactions`);
-        await write();
-      }
+      const seen = recycled();
+      await writeUntil(() => recycled() > seen, 'no recycle');
       for (let i = 0; i < 20; i += 1) await write();
       const step = await storage.checkpointer!.checkpoint();
       expect(step.log).toBeLessThan(1_000);

@@ -82,7 +82,7 @@ async function setup(scores: Record<string, number>, cluster?: ReturnType<typeof
   const request = { routeOptions: { url: '/api/v1/send/text' }, headers: {} } as FastifyRequest;
   const caller = (await service.resolve(token, request))!;
   const message: OutgoingMessage = { kind: 'text', to: '5511999990000', text: 'hi', linkPreview: false };
-  return { service, caller, message, all, token };
+  return { service, caller, message, all, token, request };
 }
 
 const sent = (member: Instance): SendResult => ({
@@ -136,9 +136,9 @@ describe('failover send router', () => {
 
   it("reads the chosen member's health once per send: the send reuses the check made when its request was authenticated", async () => {
     const checks: string[] = [];
-    const { service, message, token } = await setup({ a: 100, b: 100 }, undefined, checks);
+    const { service, message, token, request } = await setup({ a: 100, b: 100 }, undefined, checks);
     checks.length = 0;
-    const caller = (await service.resolve(token, { routeOptions: { url: '/api/v1/send/text' }, headers: {} } as FastifyRequest))!;
+    const caller = (await service.resolve(token, request))!;
     expect(checks).toEqual(['a']);
     const result = await service.send(caller, message, (member) =>
       member.id === 'a' ? Promise.reject(errors.networkRateLimited()) : Promise.resolve(sent(member)),
