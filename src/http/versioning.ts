@@ -28,11 +28,13 @@ export function registerVersioning(app: FastifyInstance, clock: Clock): void {
       route.schema = { ...(route.schema ?? {}), hide: true };
     }
   });
-  app.addHook('onRequest', async (request, reply) => {
-    const url = request.routeOptions.url;
-    if (url === undefined || request.routeOptions.config.unversioned || !isDeprecatedPath(url)) return;
-    if (clock.now() >= SUNSET_AT) throw errors.sunset();
+  // A callback hook: an async one costs every request a promise and a turn.
+  app.addHook('onRequest', (request, reply, done) => {
+    const { url, config } = request.routeOptions;
+    if (url === undefined || config.unversioned || !isDeprecatedPath(url)) return done();
+    if (clock.now() >= SUNSET_AT) return done(errors.sunset());
     for (const [name, value] of deprecationHeaders(request.url)) void reply.header(name, value);
+    done();
   });
 }
 

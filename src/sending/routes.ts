@@ -1,5 +1,6 @@
 /** /send routes (every message kind, batches, status posts) and /message media routes. HTTP only. */
 import multipart from '@fastify/multipart';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
 import type { MediaConfig } from '../config.js';
 import { errorResponses, INSTANCE, validatedAs } from '../http/schemas.js';
@@ -38,6 +39,11 @@ function mediaBody(spec: FormSpec) {
   };
 }
 
+/** A route option's hooks as a list (it may hold none, one or several). */
+function hooksOf<T>(hooks: T | T[] | undefined): T[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
+}
+
 /** The body of a route whose schema is `mediaBody`: validated against `schema` for both content types. */
 function bodyOf<T extends TSchema>(request: { body: unknown }, _schema: T): Static<T> {
   return request.body as Static<T>;
@@ -54,7 +60,7 @@ export function sendRoutes(
   /** A media route: its form's file fields and the largest file each may be (the resolver applies the kind's own cap). */
   const form = (body: TSchema, files: string[], fileBytes: number) => {
     const spec: FormSpec = { body, files, fileBytes: Math.min(fileBytes, mediaBodyLimit), totalBytes: mediaBodyLimit };
-    return { config: { ...instance, mediaBody: true, form: spec }, bodyLimit: mediaBodyLimit, body: mediaBody(spec) };
+    return { config: { ...instance, form: spec }, bodyLimit: mediaBodyLimit, body: mediaBody(spec) };
   };
   const forms = {
     media: form(S.SendMediaBody, ['media'], Math.max(caps.image, caps.video, caps.audio, caps.document)),
@@ -68,34 +74,55 @@ export function sendRoutes(
     // A file past its cap is reported by formBody (the part's `truncated`), with the field's name.
     await app.register(multipart, { throwFileSizeLimit: false });
     // A form becomes the route's JSON body before validation; only media routes take forms.
-    app.addHook('preValidation', async (request) => {
+    // Callback hooks: an async one costs every send a promise and a turn.
+    app.addHook('preValidation', (request, _reply, done) => {
       const spec = request.routeOptions.config.form;
       if (request.isMultipart()) {
-        if (!spec) throw errors.unsupportedContentType('multipart/form-data is taken only by routes with media; send application/json');
-        request.body = await formBody(request, spec);
-      } else if (spec && (request.body === null || typeof request.body !== 'object')) {
-        // No JSON body at all: with per-content-type schemas nothing else would refuse it.
-        throw errors.validationFailed(['body must be object']);
+        if (!spec)
+          return done(errors.unsupportedContentType('multipart/form-data is taken only by routes with media; send application/json'));
+        formBody(request, spec).then((body) => {
+          request.body = body;
+          done();
+        }, done);
+        return;
       }
+      // No JSON body at all: with per-content-type schemas nothing else would refuse it.
+      if (spec && (request.body === null || typeof request.body !== 'object'))
+        return done(errors.validationFailed(['body must be object']));
+      done();
     });
     // Media bodies count against MEDIA_INFLIGHT_MAX_BYTES from admission (after auth, before the body is read) to the end of the request.
     if (admission) {
       const held = new WeakMap<object, number>();
-      const release = (request: { raw: object }) => {
+      const admit = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+        const declared = Number(request.headers['content-length']);
+        const bytes = Number.isFinite(declared) && declared >= 0 ? Math.min(declared, mediaBodyLimit) : mediaBodyLimit;
+        if (!admission.tryAdmit(bytes)) return done(errors.mediaBusy(admission.retryAfterSeconds));
+        held.set(request.raw, bytes);
+        done();
+      };
+      const free = (request: FastifyRequest) => {
         const bytes = held.get(request.raw);
         if (bytes === undefined) return;
         held.delete(request.raw);
         admission.release(bytes);
       };
-      app.addHook('onRequest', async (request) => {
-        if ((request.routeOptions.config as { mediaBody?: boolean }).mediaBody !== true) return;
-        const declared = Number(request.headers['content-length']);
-        const bytes = Number.isFinite(declared) && declared >= 0 ? Math.min(declared, mediaBodyLimit) : mediaBodyLimit;
-        if (!admission.tryAdmit(bytes)) throw errors.mediaBusy(admission.retryAfterSeconds);
-        held.set(request.raw, bytes);
+      const release = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+        free(request);
+        done();
+      };
+      // onRequestAbort hooks get no reply.
+      const releaseAborted = (request: FastifyRequest, done: HookHandlerDoneFunction) => {
+        free(request);
+        done();
+      };
+      // Only media routes are counted, so only they carry these hooks (route hooks run after auth's).
+      app.addHook('onRoute', (route) => {
+        if (route.config?.form === undefined) return;
+        route.onRequest = [...hooksOf(route.onRequest), admit];
+        route.onResponse = [...hooksOf(route.onResponse), release];
+        route.onRequestAbort = [...hooksOf(route.onRequestAbort), releaseAborted];
       });
-      app.addHook('onResponse', async (request) => release(request));
-      app.addHook('onRequestAbort', async (request) => release(request));
     }
 
     app.post(
