@@ -24,6 +24,8 @@ export interface Config {
   databaseSchema: string | undefined;
   /** Delivered events are kept this long in the outbox, then pruned. */
   outboxRetentionSeconds: number;
+  /** EVENT_COMMIT_SPACING_MS: the shortest time between two commits of events (events/bus.ts). */
+  eventCommitSpacingMs: number;
   /** EVENT_ARCHIVE_DAYS: pruned events move to the event archive (backfills read it) for this long; 0 keeps no archive. */
   eventArchiveDays: number;
   /** admin/ (docs/operations.md): alert evaluation period and backfill pacing. */
@@ -379,6 +381,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     databaseSchema,
     outboxRetentionSeconds: integer(env, 'OUTBOX_RETENTION_SECONDS', 3600, 0, 31_536_000),
+    eventCommitSpacingMs: integer(env, 'EVENT_COMMIT_SPACING_MS', 2, 0, 10_000),
     eventArchiveDays: integer(env, 'EVENT_ARCHIVE_DAYS', 7, 0, 3650),
     admin: {
       alertEvalIntervalMs: integer(env, 'ALERT_EVAL_INTERVAL_MS', 15_000, 50, 3_600_000),

@@ -227,7 +227,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     observer: traffic.deliveryObserver,
     ...(options.sleep ? { sleep: options.sleep } : {}),
   });
-  const bus = new EventBus(outbox, dispatcher, durableSinks, instances, clock, log);
+  const bus = new EventBus(outbox, dispatcher, durableSinks, instances, clock, log, { commitSpacingMs: config.eventCommitSpacingMs });
   bus.onStored((entry) => traffic.stored(entry));
   bus.addLiveSink(hub);
   for (const sink of channels.live) bus.addLiveSink(sink);
@@ -304,7 +304,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const messageStore = new MessageStore(storage.db);
   // A message row commits with its events: one commit per tick on the send road.
   bus.addCommitParticipant(messageStore);
-  messageStore.shareCommits(() => bus.busy());
+  messageStore.shareCommits(() => bus.currentTick());
   // Sandbox chats keep their messages in memory; after a restart they are read back from the store.
   // A number linked again gets its history synced: the new instance's store keeps those messages too.
   sandboxWorld.useHistory({

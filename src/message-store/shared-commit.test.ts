@@ -65,7 +65,7 @@ describe.each(DIALECTS)('message rows commit with their events on %s', (dialect)
   it("a row that fails inside the shared transaction is given back; the transaction's other writes commit", async () => {
     const a = await createInstance(gw);
     const store = new MessageStore(gw.storage.db);
-    store.shareCommits(() => false);
+    store.shareCommits(() => undefined);
     // Both waiting in one batch: a row of a deleted instance (foreign key) and a good one.
     const good = store.save(message(a.id, 'SHARED-GOOD'));
     const orphan = store.save(message('no-such-instance', 'SHARED-ORPHAN'));
@@ -90,7 +90,7 @@ describe.each(DIALECTS)('message rows commit with their events on %s', (dialect)
   function storeOnTheBus() {
     const store = new MessageStore(gw.storage.db);
     gw.bus.addCommitParticipant(store);
-    store.shareCommits(() => gw.bus.busy());
+    store.shareCommits(() => gw.bus.currentTick());
     return { store, oneStatement: vi.spyOn(gw.outbox, 'appendInOneStatement'), transaction: vi.spyOn(gw.outbox, 'append') };
   }
 

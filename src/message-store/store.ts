@@ -100,8 +100,8 @@ export class MessageStore implements ChatMessages {
   /** Writes not yet finished, so a read right after a send sees its message. */
   private readonly inFlight = new Map<string, Promise<void>>();
   private flushing: Promise<void> | undefined;
-  /** Set once the event bus commits these rows with its outbox rows (`writeIn`): is it about to? */
-  private outboxBusy: (() => boolean) | undefined;
+  /** Set once the event bus commits these rows with its outbox rows (`writeIn`): its tick under way, if any. */
+  private outboxTick: (() => Promise<void> | undefined) | undefined;
   /** Rows taken into the outbox's transaction and not yet committed (or given back). */
   private readonly shared = new Set<Promise<void>>();
 
@@ -114,18 +114,19 @@ export class MessageStore implements ChatMessages {
 
   /**
    * From now on the rows of a tick are written in the event outbox's transaction when one runs
-   * (`writeIn`), so a send costs one commit for its message and its events. While `outboxBusy()`
-   * (events waiting or being stored) the store's own flush waits: the outbox's next transaction
-   * takes the rows. It writes them itself once the outbox is idle (messages whose event was filtered out).
+   * (`writeIn`), so a send costs one commit for its message and its events. While the outbox has a
+   * tick (events waiting or being stored) the store's own flush waits for it: that tick takes the
+   * rows. The store writes them itself once the outbox is idle (messages whose event was filtered out).
    */
-  shareCommits(outboxBusy: () => boolean): void {
-    this.outboxBusy = outboxBusy;
+  shareCommits(outboxTick: () => Promise<void> | undefined): void {
+    this.outboxTick = outboxTick;
   }
 
   private scheduleFlush(): void {
     this.flushing = new Promise<void>((finished) => {
       const attempt = () => {
-        if (this.batch.size > 0 && this.outboxBusy?.()) setImmediate(attempt);
+        const tick = this.batch.size > 0 ? this.outboxTick?.() : undefined;
+        if (tick) void tick.then(attempt);
         else void this.flush().finally(finished);
       };
       setImmediate(attempt);
