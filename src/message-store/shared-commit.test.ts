@@ -120,6 +120,42 @@ describe.each(DIALECTS)('message rows commit with their events on %s', (dialect)
     expect(callsFor(transaction, a.id)).toBe(1);
   });
 
+  it('a read of a message saved a moment ago waits for its write: while it waits, and while its tick has it uncommitted', async () => {
+    const a = await createInstance(gw);
+    const { store } = storeOnTheBus();
+    const waiting = store.save(message(a.id, 'READ-WAITING'));
+    expect(await store.find(a.id, 'READ-WAITING')).toMatchObject({ key: { id: 'READ-WAITING' } });
+    await waiting;
+    // Read the moment the bus's tick has taken the rows into its write, before it commits (PostgreSQL
+    // reads on another connection of the pool: without waiting it would not see the row yet).
+    let read: Promise<unknown> | undefined;
+    // Awaited below (`await read`); started here, at the moment of interest.
+    const readNow = (): void => {
+      read ??= store.find(a.id, 'READ-WRITING');
+    };
+    if (dialect === 'postgres') {
+      const asStatement = store.asStatement.bind(store);
+      vi.spyOn(store, 'asStatement').mockImplementation(() => {
+        const taken = asStatement();
+        if (taken) readNow();
+        return taken;
+      });
+    } else {
+      const writeIn = store.writeIn.bind(store);
+      vi.spyOn(store, 'writeIn').mockImplementation(async (trx) => {
+        const taken = await writeIn(trx);
+        if (taken) readNow();
+        return taken;
+      });
+    }
+    const { stored } = await queueEvent(a.id);
+    const writing = store.save(message(a.id, 'READ-WRITING'));
+    await stored;
+    await writing;
+    expect(read).toBeDefined();
+    expect(await read).toMatchObject({ key: { id: 'READ-WRITING' } });
+  });
+
   it('rows written beside the events keep every character, and a null stays null', async () => {
     const a = await createInstance(gw);
     const { store, oneStatement, transaction } = storeOnTheBus();

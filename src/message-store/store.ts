@@ -97,8 +97,12 @@ function updateOnConflict(conflict: OnConflictBuilder<Database, 'messages'>) {
 export class MessageStore implements ChatMessages {
   /** Rows waiting for the next multi-row write, by `<instanceId> <messageId>`. */
   private batch = new Map<string, PendingWrite>();
-  /** Writes not yet finished, so a read right after a send sees its message. */
-  private readonly inFlight = new Map<string, Promise<void>>();
+  /**
+   * Batches taken for a write that has not finished, so a read right after a send sees its message
+   * (with `batch`, the rows waiting). Not a map of every message in flight: a long-lived map with a set
+   * and a delete per message had V8 rebuild its table in the old generation again and again.
+   */
+  private readonly writing: Map<string, PendingWrite>[] = [];
   private flushing: Promise<void> | undefined;
   /** Set once the event bus commits these rows with its outbox rows (`writeIn`): its tick under way, if any. */
   private outboxTick: (() => Promise<void> | undefined) | undefined;
@@ -139,13 +143,14 @@ export class MessageStore implements ChatMessages {
    */
   private take(): { rows: MessageRow[]; committed: () => void; failed: () => void } | undefined {
     if (this.batch.size === 0) return undefined;
-    const batch = [...this.batch.values()];
-    this.batch = new Map();
+    const taken = this.takeBatch();
+    const batch = [...taken.values()];
     let settle!: () => void;
     const pending = new Promise<void>((resolve) => (settle = resolve));
     this.shared.add(pending);
     const done = () => {
       this.shared.delete(pending);
+      this.written(taken);
       settle();
     };
     return {
@@ -233,11 +238,6 @@ export class MessageStore implements ChatMessages {
       reject = rej;
     });
     this.batch.set(id, { row, done, resolve, reject });
-    const tracked = done.finally(() => {
-      if (this.inFlight.get(id) === tracked) this.inFlight.delete(id);
-    });
-    tracked.catch(() => undefined);
-    this.inFlight.set(id, tracked);
     if (!this.flushing) this.scheduleFlush();
     return done;
   }
@@ -253,8 +253,8 @@ export class MessageStore implements ChatMessages {
   private async flush(): Promise<void> {
     // Rows in the outbox's transaction commit first: a later save of the same message must not be overtaken.
     while (this.shared.size > 0) await Promise.all(this.shared);
-    const batch = [...this.batch.values()];
-    this.batch = new Map();
+    const taken = this.takeBatch();
+    const batch = [...taken.values()];
     try {
       // SQLite allows 32766 bound values per statement; 15 columns a row keeps well inside that.
       for (let i = 0; i < batch.length; i += 500) await this.write(batch.slice(i, i + 500).map((w) => w.row));
@@ -265,9 +265,23 @@ export class MessageStore implements ChatMessages {
         await this.write([waiting.row]).then(waiting.resolve, waiting.reject);
       }
     } finally {
+      this.written(taken);
       this.flushing = undefined;
       if (this.batch.size > 0) this.scheduleFlush();
     }
+  }
+
+  /** The waiting rows, now being written (a new batch gathers the next ones). */
+  private takeBatch(): Map<string, PendingWrite> {
+    const taken = this.batch;
+    this.batch = new Map();
+    this.writing.push(taken);
+    return taken;
+  }
+
+  private written(taken: Map<string, PendingWrite>): void {
+    const at = this.writing.indexOf(taken);
+    if (at >= 0) this.writing.splice(at, 1);
   }
 
   private async write(rows: MessageRow[], db: Kysely<Database> = this.db): Promise<void> {
@@ -275,7 +289,10 @@ export class MessageStore implements ChatMessages {
   }
 
   async find(instanceId: string, messageId: string): Promise<StoredMessage | undefined> {
-    await this.inFlight.get(`${instanceId} ${messageId}`)?.catch(() => undefined);
+    const id = `${instanceId} ${messageId}`;
+    // The newest save first: a waiting row, else one being written.
+    const pending = this.batch.get(id) ?? this.writing.find((taken) => taken.has(id))?.get(id);
+    await pending?.done.catch(() => undefined);
     const row = await this.db
       .selectFrom('messages')
       .select(COLUMNS)

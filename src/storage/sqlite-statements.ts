@@ -96,17 +96,25 @@ function cachedStatement(statement: SQLite.Statement): CachedStatement {
 }
 
 export function statementCache(sqlite: SQLite.Database): StatementCache {
-  const cache = new Map<string, CachedStatement>();
+  // Least recently used goes first, nearly: a statement is moved to the end only when it is in the
+  // older half (as TokenCache: a delete and a set on every run rebuilt the map's table in the old
+  // generation each time).
+  const cache = new Map<string, { statement: CachedStatement; placedAt: number }>();
+  let placed = 0;
   return {
     prepare(text) {
-      let statement = cache.get(text);
-      if (statement) {
-        cache.delete(text);
-      } else {
-        statement = cachedStatement(sqlite.prepare(text));
-        if (cache.size >= STATEMENT_CACHE) cache.delete(cache.keys().next().value!);
+      const entry = cache.get(text);
+      if (entry) {
+        if (placed - entry.placedAt >= STATEMENT_CACHE / 2) {
+          cache.delete(text);
+          entry.placedAt = ++placed;
+          cache.set(text, entry);
+        }
+        return entry.statement;
       }
-      cache.set(text, statement);
+      const statement = cachedStatement(sqlite.prepare(text));
+      if (cache.size >= STATEMENT_CACHE) cache.delete(cache.keys().next().value!);
+      cache.set(text, { statement, placedAt: ++placed });
       return statement;
     },
     forget: () => cache.clear(),
