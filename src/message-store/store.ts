@@ -290,8 +290,8 @@ export class MessageStore implements ChatMessages {
 
   async find(instanceId: string, messageId: string): Promise<StoredMessage | undefined> {
     const id = `${instanceId} ${messageId}`;
-    // The newest save first: a waiting row, else one being written.
-    const pending = this.batch.get(id) ?? this.writing.find((taken) => taken.has(id))?.get(id);
+    // The newest save: a waiting row, else the one in the latest batch being written.
+    const pending = this.batch.get(id) ?? this.writing.findLast((taken) => taken.has(id))?.get(id);
     await pending?.done.catch(() => undefined);
     const row = await this.db
       .selectFrom('messages')
