@@ -20,7 +20,7 @@ describe('event ticks', () => {
   let idle: TestGateway;
   beforeAll(async () => {
     [spaced, idle] = await Promise.all([
-      startGateway({ env: { EVENT_COMMIT_SPACING_MS: '1000' } }),
+      startGateway({ env: { EVENT_COMMIT_SPACING_MS: '3000' } }),
       // The longest spacing: an event that had to wait it out would miss the test's deadline.
       startGateway({ env: { EVENT_COMMIT_SPACING_MS: '10000' } }),
     ]);
