@@ -16,6 +16,7 @@
  * object literal of fixed shape.
  */
 import type SQLite from 'better-sqlite3';
+import { RecentlyUsedMap } from '../recently-used.js';
 
 /** Prepared statements kept per SQL text (most used first out last). */
 const STATEMENT_CACHE = 256;
@@ -96,25 +97,14 @@ function cachedStatement(statement: SQLite.Statement): CachedStatement {
 }
 
 export function statementCache(sqlite: SQLite.Database): StatementCache {
-  // Least recently used goes first, nearly: a statement is moved to the end only when it is in the
-  // older half (as TokenCache: a delete and a set on every run rebuilt the map's table in the old
-  // generation each time).
-  const cache = new Map<string, { statement: CachedStatement; placedAt: number }>();
-  let placed = 0;
+  const cache = new RecentlyUsedMap<string, CachedStatement>(STATEMENT_CACHE);
   return {
     prepare(text) {
-      const entry = cache.get(text);
-      if (entry) {
-        if (placed - entry.placedAt >= STATEMENT_CACHE / 2) {
-          cache.delete(text);
-          entry.placedAt = ++placed;
-          cache.set(text, entry);
-        }
-        return entry.statement;
+      let statement = cache.get(text);
+      if (!statement) {
+        statement = cachedStatement(sqlite.prepare(text));
+        cache.set(text, statement);
       }
-      const statement = cachedStatement(sqlite.prepare(text));
-      if (cache.size >= STATEMENT_CACHE) cache.delete(cache.keys().next().value!);
-      cache.set(text, { statement, placedAt: ++placed });
       return statement;
     },
     forget: () => cache.clear(),
