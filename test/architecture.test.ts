@@ -14,7 +14,10 @@ const SRC = path.resolve(import.meta.dirname, '../src');
  * layers below. A folder not named here is a feature module (layer `features`).
  */
 const LAYERS: { name: string; members: string[] }[] = [
-  { name: 'foundation', members: ['clock', 'config', 'errors', 'logger', 'version', 'admin-key', 'retry', 'topic', 'vocabulary'] },
+  {
+    name: 'foundation',
+    members: ['clock', 'config', 'errors', 'logger', 'version', 'admin-key', 'retry', 'topic', 'vocabulary', 'recently-used'],
+  },
   { name: 'storage', members: ['storage'] },
   { name: 'network', members: ['network'] },
   { name: 'records', members: ['instance-registry', 'media', 'message-store'] },
