@@ -60,6 +60,17 @@ function importsOf(text: string): string[] {
   return specifiers.map((match) => match[1]!).filter((specifier) => specifier.startsWith('.'));
 }
 
+const LAZY_PACKAGE = '@scalar/fastify-api-reference';
+
+/** Packages a file loads when it is loaded: `import … from` and bare `import '…'`, not `import type`. */
+function staticPackageImportsOf(text: string): string[] {
+  const specifiers = [
+    ...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+['"]([^'"]+)['"]/gms),
+    ...text.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm),
+  ];
+  return specifiers.map((match) => match[1]!).filter((specifier) => !specifier.startsWith('.'));
+}
+
 interface Edge {
   from: string;
   to: string;
@@ -128,6 +139,14 @@ describe('architecture', () => {
     const network = LAYERS.findIndex((layer) => layer.name === 'network');
     const reached = edges.filter((edge) => edge.from === 'network').map((edge) => edge.to);
     expect(reached.filter((unit) => layerOf(unit) >= network && unit !== 'network')).toEqual([]);
+  });
+
+  it('loads the API reference module only when /docs is asked for (http/docs-page.ts)', () => {
+    // Its module holds a 4.4 MB browser bundle as a string: ~20 MB of heap in every process.
+    const eager = productionFiles(SRC).filter((file) => staticPackageImportsOf(fs.readFileSync(file, 'utf8')).includes(LAZY_PACKAGE));
+    expect(eager.map((file) => path.relative(SRC, file))).toEqual([]);
+    expect(staticPackageImportsOf(`import scalar from '${LAZY_PACKAGE}';`)).toEqual([LAZY_PACKAGE]);
+    expect(staticPackageImportsOf(`const m = await import('${LAZY_PACKAGE}');\ntype T = typeof import('${LAZY_PACKAGE}');`)).toEqual([]);
   });
 
   it('finds a cycle and an upward import when there is one', () => {

@@ -4,7 +4,6 @@ import { createRequire } from 'node:module';
 import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import websocket from '@fastify/websocket';
-import scalar from '@scalar/fastify-api-reference';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -15,6 +14,7 @@ import { refusal } from '../errors.js';
 import type { InstanceService } from '../instance-registry/service.js';
 import { AccessLog } from './access-log.js';
 import { registerAuth, type CredentialResolvers, type RequestRouting } from './auth.js';
+import { registerDocsPage } from './docs-page.js';
 import { shareComponents } from './openapi-components.js';
 import { documentUpgradeRoutes, finishOpenApiDocument, openApiDocument } from './openapi.js';
 import { registerErrorHandling } from './errors.js';
@@ -184,20 +184,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
 
   app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
-  // The docs page works offline and is ours: no fonts from the vendor's CDN, no buttons or agents
-  // that call the vendor's cloud, no telemetry.
-  await app.register(scalar, {
-    routePrefix: '/docs',
-    configuration: {
-      url: `${API_PREFIX}/openapi.json`,
-      pageTitle: 'Waygate API reference',
-      withDefaultFonts: false,
-      hideClientButton: true,
-      showDeveloperTools: 'never',
-      telemetry: false,
-      agent: { disabled: true },
-      mcp: { disabled: true },
-    } as Record<string, unknown>,
-  });
+  registerDocsPage(app);
   return app;
 }
