@@ -6,8 +6,11 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
   return pino(
     {
       level,
+      // A logged request keeps its method, path and id only (the `req` serializer below), so its
+      // headers need no redaction: a redaction path under `req` made pino copy the request's fields
+      // for every access line (~3 % of the send road at `info`). Headers logged by themselves do.
       redact: {
-        paths: ['req.headers.apikey', 'req.headers.authorization', 'headers.apikey'],
+        paths: ['headers.apikey', 'headers.authorization'],
         censor: '[redacted]',
       },
       serializers: {
