@@ -8,10 +8,10 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { API_PREFIX } from './versioning.js';
 
-export const DOCS_PREFIX = '/docs';
+const DOCS_PREFIX = '/docs';
 /** What the plugin serves under its prefix: a redirect to the slash, the page, its script. */
 const DOCS_ROUTES = [DOCS_PREFIX, `${DOCS_PREFIX}/`, `${DOCS_PREFIX}/js/scalar.js`];
-/** The headers of the plugin's answers a browser needs (CORS, request ids: the gateway's own hooks). */
+/** The headers of the plugin's answers that are passed on; CORS and request ids come from the gateway's own hooks. */
 const PASSED_HEADERS = ['content-type', 'location', 'content-disposition'];
 
 // The page works offline and is ours: no fonts from the vendor's CDN, no buttons or agents that
