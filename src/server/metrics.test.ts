@@ -5,7 +5,10 @@ import { TrafficMetrics } from './metrics.js';
 
 async function values(registry: Registry, name: string) {
   const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name)!;
-  return metric.values.map(({ labels, value, metricName }) => ({ labels, value, metricName }));
+  // A histogram's values name their series (`_bucket`, `_count`, `_sum`); a counter's do not.
+  return (metric.values as { labels: Record<string, string | number>; value: number; metricName?: string }[]).map(
+    ({ labels, value, metricName }) => ({ labels, value, metricName }),
+  );
 }
 
 describe('traffic metrics', () => {
