@@ -11,8 +11,9 @@
  * (or a failed-over primary) may already have let another process take over. A SQLite database
  * belongs to one process, which is always active.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
+import { loadPostgresClient } from './db.js';
 
 export type GatewayRole = 'active' | 'standby';
 
@@ -97,7 +98,8 @@ class AdvisoryLease implements ActiveLease {
     try {
       if (!client) {
         const limit = Math.max(this.pollMs * 2, 5000);
-        client = new pg.Client({
+        const { Client } = await loadPostgresClient();
+        client = new Client({
           connectionString: this.databaseUrl,
           keepAlive: true,
           query_timeout: limit,

@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresAdapter, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
 import type { Database } from './schema.js';
 import { BackgroundCheckpointer, type CheckpointerOptions } from './checkpointer.js';
 import { migrateToLatest } from './migrations.js';
@@ -28,14 +27,24 @@ export interface Storage {
   close(): Promise<void>;
 }
 
+/**
+ * node-postgres, loaded by the PostgreSQL paths only: a SQLite gateway (the default) does not carry
+ * it (~1.3 MB of heap).
+ */
+export async function loadPostgresClient(): Promise<typeof import('pg').default> {
+  return (await import('pg')).default;
+}
+
 // PostgreSQL returns int8 and numeric as strings; our bigints are millisecond times and sequence
 // numbers, far below 2^53, so they are read as numbers for this pool only.
-const pgTypes = {
-  getTypeParser: (oid: number, format?: 'text' | 'binary') => {
-    if (oid === 20 || oid === 1700) return (value: string) => Number(value);
-    return pg.types.getTypeParser(oid, format);
-  },
-};
+function pgTypes(pg: typeof import('pg').default) {
+  return {
+    getTypeParser: (oid: number, format?: 'text' | 'binary') => {
+      if (oid === 20 || oid === 1700) return (value: string) => Number(value);
+      return pg.types.getTypeParser(oid, format);
+    },
+  };
+}
 
 /** Whether `db` talks to PostgreSQL (else SQLite): for the few statements spelled per dialect. */
 export function isPostgres(db: Kysely<Database>): boolean {
@@ -104,10 +113,11 @@ export async function openStorage(databaseUrl: string, options: OpenOptions = {}
     if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
       throw new Error(`invalid schema name ${schema}`);
     }
+    const pg = await loadPostgresClient();
     const pool = new pg.Pool({
       connectionString: databaseUrl,
       max: options.poolSize ?? 10,
-      types: pgTypes,
+      types: pgTypes(pg),
       ...(schema ? { options: `-c search_path=${schema}` } : {}),
     });
     // node-postgres emits 'error' on a client whose connection ends, and with no listener that is an
@@ -139,6 +149,7 @@ async function createSchemaIfMissing(db: Kysely<Database>, schema: string): Prom
 
 /** Drops a PostgreSQL schema made for a test run. */
 export async function dropSchema(databaseUrl: string, schema: string): Promise<void> {
+  const pg = await loadPostgresClient();
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   try {
     await pool.query(`drop schema if exists "${schema}" cascade`);
