@@ -16,7 +16,7 @@ const SRC = path.resolve(import.meta.dirname, '../src');
 const LAYERS: { name: string; members: string[] }[] = [
   {
     name: 'foundation',
-    members: ['clock', 'config', 'errors', 'logger', 'version', 'admin-key', 'retry', 'topic', 'vocabulary', 'recently-used'],
+    members: ['clock', 'config', 'errors', 'logger', 'version', 'admin-key', 'retry', 'topic', 'vocabulary', 'bounded-maps'],
   },
   { name: 'storage', members: ['storage'] },
   { name: 'network', members: ['network'] },

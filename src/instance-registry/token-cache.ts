@@ -4,7 +4,7 @@
  * after a short time so changes made by another gateway process are seen within that time. Nearly
  * least recently used goes first (RecentlyUsedMap: a hit does not rebuild the map's table).
  */
-import { RecentlyUsedMap } from '../recently-used.js';
+import { RecentlyUsedMap } from '../bounded-maps.js';
 import type { TokenRecord } from './repo.js';
 
 interface Entry extends TokenRecord {

@@ -16,7 +16,7 @@
  * object literal of fixed shape.
  */
 import type SQLite from 'better-sqlite3';
-import { RecentlyUsedMap } from '../recently-used.js';
+import { RecentlyUsedMap } from '../bounded-maps.js';
 
 /** Prepared statements kept per SQL text (most used first out last). */
 const STATEMENT_CACHE = 256;

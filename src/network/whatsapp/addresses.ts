@@ -5,6 +5,7 @@
  * persists it, and lets translation put the phone address in events whenever it is known.
  */
 import { jidDecode, jidNormalizedUser } from 'baileys';
+import { BoundedMap } from '../../bounded-maps.js';
 import { errors } from '../../errors.js';
 import { isPhoneNumber } from '../addressing.js';
 import { USER_SERVER } from '../port.js';
@@ -45,40 +46,6 @@ export function recipientJid(to: string): string {
   if (/^\d+@newsletter$/.test(trimmed)) return trimmed;
   if (trimmed === 'status@broadcast' || /^\d+@broadcast$/.test(trimmed)) return trimmed;
   throw errors.badRequest(`not a WhatsApp address: ${to} (digits with country code, or a full JID)`);
-}
-
-/** A small insertion-ordered map that forgets its oldest entries beyond `limit`. */
-export class BoundedMap<K, V> {
-  private readonly map = new Map<K, V>();
-  constructor(private readonly limit: number) {}
-  get(key: K): V | undefined {
-    return this.map.get(key);
-  }
-  has(key: K): boolean {
-    return this.map.has(key);
-  }
-  set(key: K, value: V): void {
-    this.map.delete(key);
-    this.map.set(key, value);
-    while (this.map.size > this.limit) {
-      const oldest = this.map.keys().next();
-      if (oldest.done) break;
-      this.map.delete(oldest.value);
-    }
-  }
-  delete(key: K): void {
-    this.map.delete(key);
-  }
-  clear(): void {
-    this.map.clear();
-  }
-  get size(): number {
-    return this.map.size;
-  }
-  /** Entries from the least recently set. */
-  oldestFirst(): IterableIterator<[K, V]> {
-    return this.map.entries();
-  }
 }
 
 /** How an event names a person: the phone address when known, and the LID when there is one. */

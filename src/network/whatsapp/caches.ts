@@ -5,7 +5,7 @@
  */
 import type { CacheStore } from 'baileys';
 import type { Clock } from '../../clock.js';
-import { BoundedMap } from './addresses.js';
+import { BoundedMap } from '../../bounded-maps.js';
 
 export class TtlCache implements CacheStore {
   private readonly entries: BoundedMap<string, { value: unknown; expiresAt: number }>;

@@ -11,7 +11,7 @@
  */
 import { proto, type WAMessage, type WAMessageKey } from 'baileys';
 import type { MessageLookup } from '../port.js';
-import { BoundedMap } from './addresses.js';
+import { BoundedMap } from '../../bounded-maps.js';
 
 export interface StoredMessage {
   key: WAMessageKey;

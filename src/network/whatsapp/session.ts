@@ -38,7 +38,8 @@ import {
   type Session,
   type SessionHost,
 } from '../port.js';
-import { BoundedMap, isLidJid, LidDirectory, normalise } from './addresses.js';
+import { BoundedMap } from '../../bounded-maps.js';
+import { isLidJid, LidDirectory, normalise } from './addresses.js';
 import { authStateFor, type InstanceAuthState, type WhatsAppAuthStore } from './auth-store.js';
 import { isUncachedKeyEntry, SerialLock, TtlCache, type Timers } from './caches.js';
 import { WhatsAppMessageOps } from './message-ops.js';

@@ -10,7 +10,7 @@ import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import type { MediaPayload, OutgoingMessage } from '../port.js';
-import { BoundedMap, recipientJid } from './addresses.js';
+import { recipientJid } from './addresses.js';
 import * as F from './fixtures/baileys-payloads.js';
 import { decryptVote, optionHash, pollOptions, tally } from './polls.js';
 import {
@@ -553,15 +553,5 @@ describe('poll votes', () => {
   it('a wrong secret decrypts nothing', () => {
     const vote = F.encryptPollVote({ secret, pollId, creatorJid: 'a@s.whatsapp.net', voterJid: 'b@s.whatsapp.net', selected: [] });
     expect(decryptVote(vote, pollId, randomBytes(32), ['a@s.whatsapp.net'], ['b@s.whatsapp.net'])).toBeUndefined();
-  });
-});
-
-describe('BoundedMap', () => {
-  it('forgets the oldest entries beyond its limit', () => {
-    const map = new BoundedMap<string, number>(2);
-    map.set('a', 1);
-    map.set('b', 2);
-    map.set('c', 3);
-    expect([map.has('a'), map.get('b'), map.get('c'), map.size]).toEqual([false, 2, 3, 2]);
   });
 });

@@ -1,5 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { RecentlyUsedMap } from './recently-used.js';
+import { BoundedMap, RecentlyUsedMap } from './bounded-maps.js';
+
+describe('BoundedMap', () => {
+  it('forgets the oldest entries beyond its limit, a read moving nothing', () => {
+    const map = new BoundedMap<string, number>(2);
+    map.set('a', 1);
+    map.set('b', 2);
+    expect(map.get('a')).toBe(1);
+    map.set('c', 3);
+    expect([map.has('a'), map.get('b'), map.get('c'), map.size]).toEqual([false, 2, 3, 2]);
+    map.set('b', 4);
+    expect([...map.oldestFirst()]).toEqual([
+      ['c', 3],
+      ['b', 4],
+    ]);
+  });
+});
 
 describe('RecentlyUsedMap', () => {
   it('forgets the least recently used beyond its limit', () => {
