@@ -48,6 +48,14 @@ describe('docs page', () => {
     expect(redirect.rawPayload.length).toBe(0);
   });
 
+  it('answers whatever Host header the client sent', async () => {
+    const { app } = await docsApp();
+    const page = await app.inject({ method: 'GET', url: '/docs/', headers: { host: '[not a host' } });
+    expect(page.statusCode).toBe(200);
+    const redirect = await app.inject({ method: 'GET', url: '/docs?x=1', headers: { host: '[not a host' } });
+    expect([redirect.statusCode, redirect.headers.location]).toEqual([301, '/docs/']);
+  });
+
   it('tries a failed load again on the next request', async () => {
     let attempts = 0;
     const app = Fastify();
