@@ -61,12 +61,16 @@ function importsOf(text: string): string[] {
 }
 
 /**
- * Packages loaded when first needed, never by a static import: the API reference page's module (a
- * 4.4 MB bundle held as a string, ~20 MB of heap; http/docs-page.ts) and node-postgres (storage/db.ts
- * `loadPostgresClient`: a SQLite gateway does not load it).
+ * Packages loaded when first needed, never by a static import (of the package or any of its paths):
+ * the API reference page's module (a 4.4 MB bundle held as a string, ~20 MB of heap;
+ * http/docs-page.ts), node-postgres (storage/db.ts `loadPostgresClient`: a SQLite gateway does not
+ * load it) and the MCP SDK with zod (mcp/sdk.ts: loaded by the first /mcp request).
  */
-const LAZY_PACKAGES = ['@scalar/fastify-api-reference', 'pg'];
+const LAZY_PACKAGES = ['@scalar/fastify-api-reference', 'pg', '@modelcontextprotocol/sdk'];
 const LAZY_PACKAGE = LAZY_PACKAGES[0]!;
+
+/** Whether `specifier` names a lazy package or a path inside one. */
+const isLazy = (specifier: string) => LAZY_PACKAGES.some((name) => specifier === name || specifier.startsWith(`${name}/`));
 
 /** Packages a file loads when it is loaded: `import … from` and bare `import '…'`, not `import type`. */
 function staticPackageImportsOf(text: string): string[] {
@@ -147,15 +151,16 @@ describe('architecture', () => {
     expect(reached.filter((unit) => layerOf(unit) >= network && unit !== 'network')).toEqual([]);
   });
 
-  it('loads the API reference module and node-postgres only when they are needed', () => {
+  it('loads the API reference module, node-postgres and the MCP SDK only when they are needed', () => {
     const eager = productionFiles(SRC).flatMap((file) =>
       staticPackageImportsOf(fs.readFileSync(file, 'utf8'))
-        .filter((specifier) => LAZY_PACKAGES.includes(specifier))
+        .filter(isLazy)
         .map((specifier) => `${path.relative(SRC, file)} imports ${specifier}`),
     );
     expect(eager).toEqual([]);
     expect(staticPackageImportsOf(`import scalar from '${LAZY_PACKAGE}';`)).toEqual([LAZY_PACKAGE]);
     expect(staticPackageImportsOf(`const m = await import('${LAZY_PACKAGE}');\ntype T = typeof import('${LAZY_PACKAGE}');`)).toEqual([]);
+    expect(['@modelcontextprotocol/sdk/types.js', 'pg', 'pg-cursor'].map(isLazy)).toEqual([true, true, false]);
   });
 
   it('finds a cycle and an upward import when there is one', () => {

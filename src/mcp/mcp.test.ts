@@ -501,6 +501,15 @@ describe('MCP server at /mcp', () => {
     expect(prompts.prompts.map((p) => p.name)).toEqual(['summarize_chat', 'draft_reply']);
     const prompt = await bClient.getPrompt({ name: 'summarize_chat', arguments: { chatId: a.number! } });
     expect((prompt.messages[0]!.content as { text: string }).text).toContain(text);
+    // Arguments a prompt cannot take: InvalidParams (-32602), not an internal error.
+    await expect(bClient.getPrompt({ name: 'summarize_chat', arguments: {} })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('chatId is required'),
+    });
+    await expect(bClient.getPrompt({ name: 'no_such_prompt', arguments: { chatId: a.number! } })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('unknown prompt no_such_prompt'),
+    });
 
     await bClient.unsubscribeResource({ uri: chatUri });
     const count = updates.length;

@@ -2,7 +2,7 @@
  * MCP resources (a chat list and each chat's messages, per instance; stored media) and prompts
  * (summarise a chat, draft a reply). Read through the REST routes like the tools.
  */
-import { McpError, ErrorCode, type GetPromptResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import type { GetPromptResult, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import { chatJid, lineOf } from './format.js';
 import type { Caller, RestCall } from './rest.js';
 
@@ -120,11 +120,14 @@ export const PROMPTS = [
   },
 ];
 
+/** A prompt asked for with arguments it cannot take (the MCP server answers InvalidParams). */
+export class InvalidPromptArguments extends Error {}
+
 export async function promptMessages(name: string, args: Record<string, string>, rest: Rest): Promise<GetPromptResult> {
   const chatId = args.chatId;
-  if (!chatId) throw new McpError(ErrorCode.InvalidParams, 'chatId is required');
+  if (!chatId) throw new InvalidPromptArguments('chatId is required');
   const count = name === 'summarize_chat' ? 100 : name === 'draft_reply' ? 30 : 0;
-  if (count === 0) throw new McpError(ErrorCode.InvalidParams, `unknown prompt ${name}`);
+  if (count === 0) throw new InvalidPromptArguments(`unknown prompt ${name}`);
   const page = (await rest({ method: 'GET', path: '/message/find', query: { chatId, limit: count } })) as Page;
   const transcript = page.items.map(lineOf).reverse().join('\n') || '(no messages)';
   const ask =

@@ -3,7 +3,6 @@
  * key, then hands the raw request to the SDK transport: of the caller's session (Mcp-Session-Id),
  * a new session (initialize), or a one-request server (stateless calls).
  */
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { McpConfig } from '../config.js';
 import { AppError, errors } from '../errors.js';
@@ -13,6 +12,7 @@ import { API_PREFIX } from '../http/versioning.js';
 import type { InstanceService } from '../instance-registry/service.js';
 import { sameSecret } from '../instance-registry/tokens.js';
 import type { AdminActingKeys, Caller } from './rest.js';
+import { mcpSdk } from './sdk.js';
 import { identityOf, type McpService, type RequestFacts } from './service.js';
 
 export interface McpRouteOptions {
@@ -181,7 +181,7 @@ export function mcpRoutes(options: McpRouteOptions): RoutePlugin {
             const session = service.session(sessionId, caller);
             if (request.method === 'GET') service.watchStream(session, reply.raw);
             handle = (raw, res) => session.transport.handleRequest(raw, res, body);
-          } else if (request.method === 'POST' && isInitializeRequest(body)) {
+          } else if (request.method === 'POST' && (await mcpSdk()).isInitializeRequest(body)) {
             const transport = await service.openSession(caller);
             handle = (raw, res) => transport.handleRequest(raw, res, body);
           } else if (request.method === 'POST') {

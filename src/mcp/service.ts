@@ -4,23 +4,9 @@
  * reach it through `onEvent` (the module hooks it into the session registry's event order).
  */
 import { randomUUID } from 'node:crypto';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-  type CallToolResult,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyBaseLogger } from 'fastify';
@@ -31,8 +17,17 @@ import { hashToken } from '../instance-registry/tokens.js';
 import type { CanonicalEvent } from '../network/port.js';
 import { VERSION } from '../version.js';
 import { chatJid, toolError } from './format.js';
-import { PROMPTS, promptMessages, readResource, resourceList, RESOURCE_TEMPLATES, parseResourceUri } from './resources.js';
+import {
+  InvalidPromptArguments,
+  PROMPTS,
+  promptMessages,
+  readResource,
+  resourceList,
+  RESOURCE_TEMPLATES,
+  parseResourceUri,
+} from './resources.js';
 import { readOnly, RestFailure, type Caller, type GatewayRest, type RestCall } from './rest.js';
+import { mcpSdk, type McpSdk } from './sdk.js';
 import { ANNOTATIONS, InstanceIdArgument, TOOLS, type ToolContext, type ToolDefinition } from './tools.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -143,9 +138,10 @@ export class McpService {
   /** A new session for an initialize request; it is registered once the SDK has given it its id. */
   async openSession(caller: Caller): Promise<StreamableHTTPServerTransport> {
     if (this.sessions.size >= this.options.config.maxSessions) throw errors.mcpTooManySessions();
+    const sdk = await mcpSdk();
     const subscriptions = new Map<string, Subscription>();
-    const server = this.buildServer(caller, subscriptions);
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const server = this.buildServer(sdk, caller, subscriptions);
+    const transport: StreamableHTTPServerTransport = new sdk.StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         this.sessions.set(id, {
@@ -169,8 +165,9 @@ export class McpService {
 
   /** A one-request server (no session): closed by the caller when the response ends. */
   async stateless(caller: Caller): Promise<{ transport: StreamableHTTPServerTransport; close(): Promise<void> }> {
-    const server = this.buildServer(caller, undefined);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const sdk = await mcpSdk();
+    const server = this.buildServer(sdk, caller, undefined);
+    const transport = new sdk.StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     await server.connect(transport);
     return { transport, close: () => server.close() };
   }
@@ -268,8 +265,21 @@ export class McpService {
    * its own caller (the HTTP layer's facts): the same key, or for a user the same person with a
    * fresh access token and their current role.
    */
-  private buildServer(opener: Caller, subscriptions: Map<string, Subscription> | undefined): Server {
-    const server = new Server(
+  private buildServer(sdk: McpSdk, opener: Caller, subscriptions: Map<string, Subscription> | undefined): Server {
+    const {
+      CallToolRequestSchema,
+      ErrorCode,
+      GetPromptRequestSchema,
+      ListPromptsRequestSchema,
+      ListResourcesRequestSchema,
+      ListResourceTemplatesRequestSchema,
+      ListToolsRequestSchema,
+      McpError,
+      ReadResourceRequestSchema,
+      SubscribeRequestSchema,
+      UnsubscribeRequestSchema,
+    } = sdk;
+    const server = new sdk.Server(
       { name: 'waygate', title: 'Waygate (WhatsApp gateway)', version: VERSION },
       {
         capabilities: {
@@ -366,6 +376,7 @@ export class McpService {
     const failureAsMcp = (error: unknown): never => {
       if (error instanceof RestFailure)
         throw new McpError(ErrorCode.InvalidParams, error.message, { code: error.code, status: error.status });
+      if (error instanceof InvalidPromptArguments) throw new McpError(ErrorCode.InvalidParams, error.message);
       throw error;
     };
 
