@@ -1,5 +1,5 @@
 // Shared pieces of the benchmarks: child processes, HTTP calls, autocannon runs, memory readings.
-import { spawn } from 'node:child_process';
+import { execSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -318,6 +318,26 @@ export function rssOf(pid) {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return kb * 1024;
+}
+
+/** CPU seconds a process has used so far, all its threads (user and system; /proc/<pid>/stat). */
+export function cpuSecondsOf(pid) {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = Number(execSync('getconf CLK_TCK', { encoding: 'utf8' }).trim()) || 100;
+
+/**
+ * `load()` with the CPU time `pid` spent meanwhile, per 2xx answer (µs): what a request costs the
+ * server whatever the load generator could offer (`cpuPerRequestUs`).
+ */
+export async function withCpuOf(pid, load) {
+  const before = cpuSecondsOf(pid);
+  const result = await load();
+  const seconds = cpuSecondsOf(pid) - before;
+  return { ...result, cpuPerRequestUs: result.total2xx > 0 ? Math.round((seconds * 1e7) / result.total2xx) / 10 : null };
 }
 
 /** Heap used, read from the gateway's /metrics (prom-client default metrics). */

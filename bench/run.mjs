@@ -26,6 +26,7 @@ import {
   startProcess,
   sendLoad,
   tempDir,
+  withCpuOf,
 } from './lib.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -60,12 +61,12 @@ function profileOf(gw) {
 // send road's saturating rate, steady (the latency a user sees below the limit; goal p99 < 20 ms).
 async function sendRoad() {
   const bare = await startBare();
-  const baseline = await sendLoad(bare.url, 'x', '5511900000000', SEND_SECONDS);
+  const baseline = await withCpuOf(bare.child.pid, () => sendLoad(bare.url, 'x', '5511900000000', SEND_SECONDS));
   await bare.stop();
 
   const gw = await startGateway({}, { profile: PROFILE ? 'send-road' : undefined });
   const inst = await connectedSandbox(gw.url);
-  const waygate = await sendLoad(gw.url, inst.token, '5511900000000', SEND_SECONDS);
+  const waygate = await withCpuOf(gw.child.pid, () => sendLoad(gw.url, inst.token, '5511900000000', SEND_SECONDS));
   await gw.stop();
   emit(results, {
     figure: 'send_road',
@@ -74,6 +75,8 @@ async function sendRoad() {
     waygate,
     baseline: { name: 'bare Fastify route', ...baseline },
     ratio: ratio(waygate.requestsPerSec, baseline.requestsPerSec),
+    // The same comparison in CPU per request: what the road costs whatever the generator could offer.
+    ratioByCpu: ratio(baseline.cpuPerRequestUs, waygate.cpuPerRequestUs),
   });
 
   const half = Math.round(waygate.requestsPerSec / 2);
