@@ -59,35 +59,66 @@ function profileOf(gw) {
 
 // 1. Send road vs a bare Fastify route (and 6. SQLite vs PostgreSQL), then both at half of the
 // send road's saturating rate, steady (the latency a user sees below the limit; goal p99 < 20 ms).
-async function sendRoad() {
-  const bare = await startBare();
-  const baseline = await withCpuOf(bare.child.pid, () => sendLoad(bare.url, 'x', '5511900000000', SEND_SECONDS));
-  await bare.stop();
+// The saturated comparison runs in ROAD_ROUNDS alternating rounds (bare route, then road, each a
+// fresh process warmed for WARM_SECONDS): a shared machine's speed moves by the minute, and a
+// ratio taken from one bare run and one road run followed it (0.28 to 0.42 on the same code).
+// Each round's ratio is printed; the figure is the median round.
+const ROAD_ROUNDS = QUICK ? 1 : 3;
+const ROAD_SECONDS = QUICK ? 5 : 10;
+const ROAD_NUMBER = '5511900000000';
 
-  const gw = await startGateway({}, { profile: PROFILE ? 'send-road' : undefined });
-  const inst = await connectedSandbox(gw.url);
-  const waygate = await withCpuOf(gw.child.pid, () => sendLoad(gw.url, inst.token, '5511900000000', SEND_SECONDS));
-  await gw.stop();
+async function sendRoad() {
+  const rounds = [];
+  let profiled;
+  for (let round = 0; round < ROAD_ROUNDS; round += 1) {
+    const bare = await startBare();
+    await sendLoad(bare.url, 'x', ROAD_NUMBER, WARM_SECONDS);
+    const baseline = await withCpuOf(bare.child.pid, () => sendLoad(bare.url, 'x', ROAD_NUMBER, ROAD_SECONDS));
+    await bare.stop();
+
+    // `--profile`: the first round's gateway runs under --cpu-prof (that round is slower for it).
+    const gw = await startGateway({}, { profile: PROFILE && round === 0 ? 'send-road' : undefined });
+    const inst = await connectedSandbox(gw.url);
+    await sendLoad(gw.url, inst.token, ROAD_NUMBER, WARM_SECONDS);
+    const waygate = await withCpuOf(gw.child.pid, () => sendLoad(gw.url, inst.token, ROAD_NUMBER, ROAD_SECONDS));
+    await gw.stop();
+    if (PROFILE && round === 0) profiled = gw;
+    rounds.push({
+      waygate,
+      baseline,
+      ratio: ratio(waygate.requestsPerSec, baseline.requestsPerSec),
+      // The same comparison in CPU per request: what the road costs whatever the generator could offer.
+      ratioByCpu: ratio(baseline.cpuPerRequestUs, waygate.cpuPerRequestUs),
+    });
+  }
+  const middle = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)];
+  const waygate = middle.waygate;
   emit(results, {
     figure: 'send_road',
-    ...(PROFILE ? { profile: profileOf(gw) } : {}),
+    ...(profiled ? { profile: profileOf(profiled) } : {}),
     unit: 'requests/s',
     waygate,
-    baseline: { name: 'bare Fastify route', ...baseline },
-    ratio: ratio(waygate.requestsPerSec, baseline.requestsPerSec),
-    // The same comparison in CPU per request: what the road costs whatever the generator could offer.
-    ratioByCpu: ratio(baseline.cpuPerRequestUs, waygate.cpuPerRequestUs),
+    baseline: { name: 'bare Fastify route', ...middle.baseline },
+    // The median round's (its ratioByCpu is that round's too).
+    ratio: middle.ratio,
+    ratioByCpu: middle.ratioByCpu,
+    rounds: rounds.map((r) => ({
+      waygate: r.waygate.requestsPerSec,
+      baseline: r.baseline.requestsPerSec,
+      ratio: r.ratio,
+      ratioByCpu: r.ratioByCpu,
+    })),
   });
 
   const half = Math.round(waygate.requestsPerSec / 2);
   const fresh = await startGateway({});
   const halfInst = await connectedSandbox(fresh.url);
-  await sendLoad(fresh.url, halfInst.token, '5511900000000', WARM_SECONDS, half);
+  await sendLoad(fresh.url, halfInst.token, ROAD_NUMBER, WARM_SECONDS, half);
   // Both measured after GENERATOR_WARMUP_SECONDS of the same load from the same generator (its start).
-  const halfLoad = await sendLoad(fresh.url, halfInst.token, '5511900000000', SHORT_SECONDS, half, GENERATOR_WARMUP_SECONDS);
+  const halfLoad = await sendLoad(fresh.url, halfInst.token, ROAD_NUMBER, SHORT_SECONDS, half, GENERATOR_WARMUP_SECONDS);
   await fresh.stop();
   const bareAgain = await startBare();
-  const bareHalf = await sendLoad(bareAgain.url, 'x', '5511900000000', SHORT_SECONDS, half, GENERATOR_WARMUP_SECONDS);
+  const bareHalf = await sendLoad(bareAgain.url, 'x', ROAD_NUMBER, SHORT_SECONDS, half, GENERATOR_WARMUP_SECONDS);
   await bareAgain.stop();
   emit(results, {
     figure: 'send_road_half_load',
