@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { systemIds, TimeOrderedIds } from './clock.js';
+import { isoTime, systemIds, TimeOrderedIds } from './clock.js';
 
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -49,5 +49,25 @@ describe('TimeOrderedIds', () => {
     const b = systemIds.id();
     expect(a).toMatch(V7);
     expect(b > a).toBe(true);
+  });
+});
+
+describe('isoTime', () => {
+  const same = (ms: number) => expect(isoTime(ms)).toBe(new Date(ms).toISOString());
+
+  it('writes what Date writes, within a second, across seconds, and going back', () => {
+    const start = Date.parse('2026-11-29T09:19:30.990Z');
+    for (let ms = start; ms < start + 2100; ms += 7) same(ms);
+    for (let ms = start + 2100; ms > start - 1500; ms -= 13) same(ms);
+    for (const ms of [0, 1, 9, 10, 99, 100, 999, 1000, Date.parse('2026-12-31T23:59:59.999Z'), Date.parse('2027-01-01T00:00:00.000Z')])
+      same(ms);
+  });
+
+  it('leaves other values to Date: fractions, years before 1970 and outside 0-9999', () => {
+    for (const ms of [1795943971213.5, -1, -999, -1000, -1001, Date.parse('1969-12-31T23:59:59.001Z'), 253402300800000, -62198755200001]) {
+      same(ms);
+      same(Math.floor(ms));
+    }
+    expect(() => isoTime(Number.NaN)).toThrow(RangeError);
   });
 });

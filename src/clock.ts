@@ -21,6 +21,30 @@ export class ManualClock implements Clock {
   }
 }
 
+/** The second `isoTime` formatted last, and its text up to the milliseconds. */
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+
+/**
+ * `new Date(ms).toISOString()`, the text up to the second kept from the previous call: V8's date
+ * formatting was 1.3 % of the send road's main thread, and a busy gateway stamps many events in the
+ * same second. Anything but an integer of years 0-9999 is formatted by Date itself (so it throws as
+ * Date does for NaN).
+ */
+export function isoTime(ms: number): string {
+  if (!Number.isInteger(ms)) return new Date(ms).toISOString();
+  const second = Math.floor(ms / 1000);
+  if (second !== isoSecond) {
+    const iso = new Date(second * 1000).toISOString();
+    // 'YYYY-MM-DDTHH:MM:SS.000Z': other years are written with six digits and a sign.
+    if (iso.length !== 24) return new Date(ms).toISOString();
+    isoSecond = second;
+    isoPrefix = iso.slice(0, 20);
+  }
+  const millis = ms - second * 1000;
+  return `${isoPrefix}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;
+}
+
 /** A number in [0, 1); tests pass their own. */
 export type Random = () => number;
 

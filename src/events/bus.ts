@@ -5,7 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely, RawBuilder } from 'kysely';
-import { systemIds, type Clock, type IdSource } from '../clock.js';
+import { isoTime, systemIds, type Clock, type IdSource } from '../clock.js';
 import { filterAccepts, type Instance, type InstanceService } from '../instance-registry/service.js';
 import { isDatabaseUnavailable } from '../storage/db.js';
 import { StaleOwnerError } from '../storage/fence.js';
@@ -125,7 +125,7 @@ export class EventBus {
       instanceName: instance.name,
       data: event.data,
       eventId: this.ids.id(),
-      timestamp: new Date(createdAt).toISOString(),
+      timestamp: isoTime(createdAt),
     };
     const stored: NewOutboxEvent = {
       eventId: envelope.eventId,

@@ -64,6 +64,36 @@ describe.each(DIALECTS)('outbox store on %s', (dialect) => {
     expect((await gw.outbox.pending('amqp', a.id, 1000)).length).toBe(602);
   });
 
+  it('gives each event the seq of its row, across chunks and after the newest rows were deleted', async () => {
+    const a = await createInstance(gw);
+    const rowSeqs = async () =>
+      new Map(
+        (await gw.storage.db.selectFrom('outbox').select(['event_id', 'seq']).where('instance_id', '=', a.id).execute()).map((row) => [
+          row.event_id,
+          Number(row.seq),
+        ]),
+      );
+    // 1,203 events: three INSERT chunks of up to 500 rows.
+    const first = await gw.outbox.append(Array.from({ length: 1203 }, (_, i) => eventOf(a, i, ['webhook'])));
+    let inTable = await rowSeqs();
+    expect(first.map((e) => e.seq)).toEqual(first.map((e) => inTable.get(e.eventId)));
+    // The newest rows go (as a prune may take them): their numbers are not given again.
+    const newest = Math.max(...first.map((e) => e.seq));
+    await gw.storage.db
+      .deleteFrom('outbox')
+      .where('instance_id', '=', a.id)
+      .where('seq', '>', newest - 10)
+      .execute();
+    const second = await gw.outbox.append(Array.from({ length: 3 }, (_, i) => eventOf(a, 5000 + i, ['webhook'])));
+    inTable = await rowSeqs();
+    expect(second.map((e) => e.seq)).toEqual(second.map((e) => inTable.get(e.eventId)));
+    expect(Math.min(...second.map((e) => e.seq))).toBeGreaterThan(newest);
+    // Each pending row points at its own event.
+    const pending = await gw.outbox.pending('webhook', a.id, 2000);
+    for (const { entry } of pending) expect(inTable.get(entry.eventId)).toBe(entry.seq);
+    expect(pending.at(-1)!.entry.eventId).toBe(second.at(-1)!.eventId);
+  });
+
   it("numbers each instance's events on from where it stopped when one batch holds events of several instances", async () => {
     const instances = [await createInstance(gw), await createInstance(gw), await createInstance(gw)];
     // The second instance has stored two events already; then one batch interleaves all three.

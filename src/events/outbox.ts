@@ -126,6 +126,10 @@ export class OutboxStore {
   private readonly insertEvents = new CompiledInsert((db: Kysely<Database>, rows: OutboxRow[]) =>
     db.insertInto('outbox').values(rows).returning(['seq', 'event_id']),
   );
+  /** SQLite: the same without RETURNING (a third of the statement's time); see `append`. */
+  private readonly insertEventsNumbered = new CompiledInsert((db: Kysely<Database>, rows: OutboxRow[]) =>
+    db.insertInto('outbox').values(rows),
+  );
   private readonly insertPending = new CompiledInsert((db: Kysely<Database>, rows: PendingRow[]) =>
     db.insertInto('outbox_pending').values(rows),
   );
@@ -169,19 +173,25 @@ export class OutboxStore {
         return { ...event, body: withSeq(event.body, seq) };
       });
       const seqOf = new Map<string, number>();
+      const sqlite = !isPostgres(this.db);
       for (const chunk of chunks(events, INSERT_CHUNK)) {
-        const rows = await this.insertEvents.execute(
-          trx,
-          chunk.map((event) => ({
-            event_id: event.eventId,
-            instance_id: event.instanceId,
-            event_type: event.type,
-            body: event.body,
-            created_at: event.createdAt,
-          })),
-        );
-        // Matched by event id: neither database promises RETURNING order for multi-row inserts.
-        for (const row of rows) seqOf.set(row.event_id, Number(row.seq));
+        const rows = chunk.map((event) => ({
+          event_id: event.eventId,
+          instance_id: event.instanceId,
+          event_type: event.type,
+          body: event.body,
+          created_at: event.createdAt,
+        }));
+        if (sqlite) {
+          // One writer at a time, and `seq` is AUTOINCREMENT: the rows of one INSERT are numbered one
+          // after another in the order of its VALUES, the last one `insertId`.
+          const { insertId } = await this.insertEventsNumbered.run(trx, rows);
+          const first = Number(insertId) - chunk.length + 1;
+          chunk.forEach((event, i) => seqOf.set(event.eventId, first + i));
+          continue;
+        }
+        // Matched by event id: PostgreSQL does not promise RETURNING order for multi-row inserts.
+        for (const row of await this.insertEvents.execute(trx, rows)) seqOf.set(row.event_id, Number(row.seq));
       }
       const pending = events.flatMap((event): PendingRow[] =>
         event.sinks.map((sink) => ({

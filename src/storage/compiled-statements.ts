@@ -12,7 +12,7 @@
  *
  * The text depends on the dialect: keep one of each per database (a store's own field).
  */
-import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
+import { CompiledQuery, type Compilable, type Kysely, type QueryResult } from 'kysely';
 
 /** Shapes remembered (most used first out last); a tick has at most a few hundred rows. */
 const SHAPES = 512;
@@ -24,6 +24,11 @@ export class CompiledInsert<Row extends object, Result = unknown> {
   constructor(private readonly build: (db: Kysely<any>, rows: Row[]) => Compilable<Result>) {}
 
   async execute(db: Kysely<any>, rows: Row[]): Promise<Result[]> {
+    return (await this.run(db, rows)).rows;
+  }
+
+  /** The whole result: with a write's `insertId` and `numAffectedRows`. */
+  async run(db: Kysely<any>, rows: Row[]): Promise<QueryResult<Result>> {
     const columns = Object.keys(rows[0]!);
     const values = valuesOf(rows, columns);
     const shape = values && `${rows.length}\u0000${columns.join('\u0000')}`;
@@ -31,14 +36,14 @@ export class CompiledInsert<Row extends object, Result = unknown> {
     if (text) {
       this.texts.delete(shape!);
       this.texts.set(shape!, text);
-      return (await db.executeQuery<Result>(CompiledQuery.raw(text, values))).rows;
+      return db.executeQuery<Result>(CompiledQuery.raw(text, values));
     }
     const compiled = this.build(db, rows).compile();
     if (shape !== undefined && text === undefined) {
       if (this.texts.size >= SHAPES) this.texts.delete(this.texts.keys().next().value!);
       this.texts.set(shape, sameValues(compiled.parameters, values!) ? compiled.sql : null);
     }
-    return (await db.executeQuery(compiled)).rows;
+    return db.executeQuery(compiled);
   }
 }
 
