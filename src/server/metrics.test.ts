@@ -44,5 +44,34 @@ describe('traffic metrics', () => {
         d.metricName === 'waygate_http_request_duration_seconds_bucket' && d.labels.route === '/api/v1/send/text' && d.labels.le === 0.005,
     );
     expect(under5ms?.value).toBe(2);
+
+    // Reading again gives the same counts; the next answer adds one.
+    const sendsNow = [
+      { labels: { kind: 'text', outcome: 'accepted' }, value: 2, metricName: undefined },
+      { labels: { kind: 'text', outcome: 'refused' }, value: 1, metricName: undefined },
+    ];
+    expect(await values(registry, 'waygate_sends_total')).toEqual(sendsNow);
+    traffic.answered('POST', '/api/v1/send/text', 500, 0.001);
+    expect(await values(registry, 'waygate_sends_total')).toEqual([
+      ...sendsNow,
+      { labels: { kind: 'text', outcome: 'failed' }, value: 1, metricName: undefined },
+    ]);
+    expect((await values(registry, 'waygate_http_requests_total')).map((v) => v.value)).toEqual([2, 1, 1, 1, 1]);
+  });
+
+  it('counts stored events by type', async () => {
+    const traffic = new TrafficMetrics();
+    const registry = new Registry();
+    traffic.register(registry);
+    const entry = (type: 'MESSAGE' | 'SEND_MESSAGE') =>
+      ({ seq: 1, eventId: 'e', instanceId: 'i', instanceName: 'n', type, body: '{}', createdAt: 0 }) as const;
+    traffic.stored(entry('SEND_MESSAGE'));
+    traffic.stored(entry('MESSAGE'));
+    traffic.stored(entry('SEND_MESSAGE'));
+    expect(await values(registry, 'waygate_events_total')).toEqual([
+      { labels: { event: 'SEND_MESSAGE' }, value: 2, metricName: undefined },
+      { labels: { event: 'MESSAGE' }, value: 1, metricName: undefined },
+    ]);
+    expect(await values(registry, 'waygate_events_total')).toHaveLength(2);
   });
 });
