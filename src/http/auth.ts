@@ -11,7 +11,7 @@ import { errors } from '../errors.js';
 import type { Instance, InstanceService } from '../instance-registry/service.js';
 import { hashToken } from '../instance-registry/tokens.js';
 import type { ServeElsewhere } from './errors.js';
-import type { SlidingWindowStore } from './rate-limit.js';
+import type { LimitDecision, SlidingWindowStore } from './rate-limit.js';
 
 /** Who called an admin route with something other than the admin key (auth/: a signed-in user's JWT). */
 export interface AdminCaller {
@@ -30,9 +30,11 @@ export interface CredentialResolvers {
   admin: ((request: FastifyRequest) => Promise<AdminCaller | undefined>)[];
   /**
    * Looked at on instance routes before the instance-token lookup (admin/: failover-group tokens).
-   * `keyHash` is hashToken(key) when the caller has it already (the auth hook).
+   * `keyHash` is hashToken(key) when the caller has it already (the auth hook). A resolver answers
+   * undefined at once (not a promise) for a key that is not its kind: an instance token's request
+   * then awaits nothing on the way to the token cache.
    */
-  instance: ((key: string, request: FastifyRequest, keyHash?: string) => Promise<Instance | undefined>)[];
+  instance: ((key: string, request: FastifyRequest, keyHash?: string) => Promise<Instance | undefined> | undefined)[];
 }
 
 export function emptyResolvers(): CredentialResolvers {
@@ -80,12 +82,27 @@ export interface RequestRouting {
   beforeHandler(request: FastifyRequest): void;
 }
 
-async function enforce(store: SlidingWindowStore, key: string, limit: number, options: AuthOptions, reply: FastifyReply) {
-  const decision = await store.hit(key, limit, options.limits.windowSeconds * 1000, options.clock.now());
-  if (!decision.allowed) {
-    void reply.header('Retry-After', String(decision.retryAfter));
-    throw errors.rateLimited(decision.retryAfter);
-  }
+/**
+ * Counts the request against `key`'s limit; throws 429 when it is over. Undefined, not a promise,
+ * when the store answered at once (the in-memory windows): the hook then awaits nothing for it.
+ */
+function enforce(
+  store: SlidingWindowStore,
+  key: string,
+  limit: number,
+  options: AuthOptions,
+  reply: FastifyReply,
+): Promise<void> | undefined {
+  const decision = store.hit(key, limit, options.limits.windowSeconds * 1000, options.clock.now());
+  if (decision instanceof Promise) return decision.then((answer) => refuseOver(answer, reply));
+  refuseOver(decision, reply);
+  return undefined;
+}
+
+function refuseOver(decision: LimitDecision, reply: FastifyReply): void {
+  if (decision.allowed) return;
+  void reply.header('Retry-After', String(decision.retryAfter));
+  throw errors.rateLimited(decision.retryAfter);
 }
 
 export function apiKeyOf(request: FastifyRequest): string | undefined {
@@ -105,7 +122,10 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     const access = request.routeOptions.config.access ?? 'none';
     // A forwarded request was counted by the process that took it first.
     const forwarded = routing?.forwarded(request) === true;
-    if (!forwarded) await enforce(options.store, `ip:${request.ip}`, options.limits.perIp, options, reply);
+    if (!forwarded) {
+      const counting = enforce(options.store, `ip:${request.ip}`, options.limits.perIp, options, reply);
+      if (counting) await counting;
+    }
     if (routing && !forwarded && request.routeOptions.config.leaderOnly) {
       const where = routing.admin(request);
       if (where && !where.here) return routing.forward(request, reply, where.address);
@@ -124,7 +144,8 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
           if (caller.readOnly && request.method !== 'GET' && request.method !== 'HEAD') throw errors.readOnlyCaller();
           request.isAdmin = true;
           request.adminCaller = caller;
-          if (!forwarded) await enforce(options.store, `key:${caller.id}`, options.limits.perKey, options, reply);
+          const counting = forwarded ? undefined : enforce(options.store, `key:${caller.id}`, options.limits.perKey, options, reply);
+          if (counting) await counting;
           const where = forwarded ? undefined : routing?.admin(request);
           if (where && !where.here) return routing!.forward(request, reply, where.address);
           return;
@@ -138,12 +159,17 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     } else {
       if (key === undefined || keyHash === undefined) throw errors.invalidApiKey();
       if (isAdminKey(keyHash)) throw errors.instanceOnly();
+      const claimed = instanceByResolvers(key, keyHash, request, options);
       request.instance =
-        (await instanceByResolvers(key, keyHash, request, options)) ?? (await options.instances.authenticate(key, keyHash));
+        (claimed && (await claimed)) ??
+        options.instances.authenticatedFromCache(keyHash) ??
+        (await options.instances.authenticate(key, keyHash));
     }
     // (Always set here: every way without a key has returned or thrown.)
-    if (keyHash !== undefined && !forwarded)
-      await enforce(options.store, `key:${keyHash.slice(0, 32)}`, options.limits.perKey, options, reply);
+    if (keyHash !== undefined && !forwarded) {
+      const counting = enforce(options.store, `key:${keyHash.slice(0, 32)}`, options.limits.perKey, options, reply);
+      if (counting) await counting;
+    }
     if (!routing) return;
     const where = request.instance ? await routing.instance(request.instance.id, request) : forwarded ? undefined : routing.admin(request);
     if (where && !where.here) return routing.forward(request, reply, where.address);
@@ -158,15 +184,18 @@ async function adminCallerOf(request: FastifyRequest, options: AuthOptions): Pro
   return undefined;
 }
 
-async function instanceByResolvers(
+/** The instance a resolver finds for the key; undefined at once when no resolver takes it as its kind. */
+function instanceByResolvers(
   key: string,
   keyHash: string,
   request: FastifyRequest,
   options: AuthOptions,
-): Promise<Instance | undefined> {
-  for (const resolve of options.resolvers?.instance ?? []) {
-    const instance = await resolve(key, request, keyHash);
-    if (instance) return instance;
+  from = 0,
+): Promise<Instance | undefined> | undefined {
+  const resolvers = options.resolvers?.instance ?? [];
+  for (let i = from; i < resolvers.length; i += 1) {
+    const found = resolvers[i]!(key, request, keyHash);
+    if (found) return found.then((instance) => instance ?? instanceByResolvers(key, keyHash, request, options, i + 1));
   }
   return undefined;
 }

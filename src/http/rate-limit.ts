@@ -14,7 +14,8 @@ export interface LimitDecision {
 }
 
 export interface SlidingWindowStore {
-  hit(key: string, limit: number, windowMs: number, now: number): Promise<LimitDecision>;
+  /** The decision, or a promise of it when the store must ask elsewhere (Redis). */
+  hit(key: string, limit: number, windowMs: number, now: number): LimitDecision | Promise<LimitDecision>;
 }
 
 function retryAfterSeconds(ms: number): number {
@@ -25,7 +26,8 @@ export class MemoryWindowStore implements SlidingWindowStore {
   private readonly logs = new Map<string, number[]>();
   private lastSweep = 0;
 
-  hit(key: string, limit: number, windowMs: number, now: number): Promise<LimitDecision> {
+  /** Answered at once: the auth hook awaits nothing for it. */
+  hit(key: string, limit: number, windowMs: number, now: number): LimitDecision {
     this.sweep(windowMs, now);
     let log = this.logs.get(key);
     if (!log) {
@@ -38,9 +40,9 @@ export class MemoryWindowStore implements SlidingWindowStore {
     if (expired > 0) log.splice(0, expired);
     if (log.length < limit) {
       log.push(now);
-      return Promise.resolve({ allowed: true, remaining: limit - log.length, retryAfter: 0 });
+      return { allowed: true, remaining: limit - log.length, retryAfter: 0 };
     }
-    return Promise.resolve({ allowed: false, remaining: 0, retryAfter: retryAfterSeconds(log[0]! + windowMs - now) });
+    return { allowed: false, remaining: 0, retryAfter: retryAfterSeconds(log[0]! + windowMs - now) };
   }
 
   /** Drops idle keys once per window so memory follows the active clients only. */

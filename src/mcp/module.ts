@@ -11,7 +11,7 @@ const EMBED_MAX_BYTES = 4 * 1_048_576;
 export const mcpModule: ModuleFactory = (deps) => {
   const keys = new AdminActingKeys();
   // An admin acting on an instance through the instance routes (rest.ts).
-  deps.resolvers.instance.push(async (key) => {
+  deps.resolvers.instance.push((key) => {
     const instanceId = keys.instanceIdOf(key);
     return instanceId === undefined ? undefined : deps.instances.get(instanceId);
   });

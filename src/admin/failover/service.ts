@@ -301,8 +301,12 @@ export class FailoverService implements SendRouter {
    * (the first eligible one, so a route that reads the caller before sending has an instance); the
    * member that really sends is picked at send time (`send`). Other routes: 403.
    */
-  async resolve(key: string, request: FastifyRequest, keyHash?: string): Promise<Instance | undefined> {
-    if (!key.startsWith(GROUP_TOKEN_PREFIX)) return undefined;
+  resolve(key: string, request: FastifyRequest, keyHash?: string): Promise<Instance | undefined> | undefined {
+    // Any other key: answered at once, so an instance token's request awaits nothing here.
+    return key.startsWith(GROUP_TOKEN_PREFIX) ? this.resolveGroupToken(key, request, keyHash) : undefined;
+  }
+
+  private async resolveGroupToken(key: string, request: FastifyRequest, keyHash?: string): Promise<Instance> {
     if (!GROUP_TOKEN_SHAPE.test(key)) throw errors.invalidApiKey();
     const hash = keyHash ?? hashToken(key);
     if (!this.tokens.has(hash) && this.deps.changed && (await this.storedElsewhere(hash))) await this.loadAll();
