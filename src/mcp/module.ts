@@ -24,10 +24,7 @@ export const mcpModule: ModuleFactory = (deps) => {
     embedMaxBytes: EMBED_MAX_BYTES,
   });
   // Every event in its instance's order, whatever the instance's webhook filter keeps.
-  deps.sessions.beforeQueue((instanceId, event) => {
-    service.onEvent(instanceId, event);
-    return Promise.resolve();
-  });
+  deps.sessions.beforeQueue((instanceId, event) => service.onEvent(instanceId, event));
   const routes: RoutePlugin = async (app) => {
     // The tools call the REST routes of this same app in process.
     rest.attach(app);

@@ -16,7 +16,7 @@ import type { MediaConfig } from '../config.js';
 import type { InstanceService } from '../instance-registry/service.js';
 import { mediaKey, type MediaStore } from '../media/store.js';
 import { UPDATE_KINDS } from '../network/message-kinds.js';
-import type { CanonicalEvent, EventMessageKey, MessageKey } from '../network/port.js';
+import type { CanonicalEvent, EventData, EventMedia, EventMessageKey, EventOf, MessageKey } from '../network/port.js';
 import { messageTypeOf, type MessageStore, type StoredMedia } from './store.js';
 import { safeMimetype } from '../media/resolver.js';
 
@@ -49,52 +49,78 @@ export class MessageRecorder {
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  async record(instanceId: string, event: CanonicalEvent): Promise<void> {
-    if (event.type !== 'MESSAGE' && event.type !== 'SEND_MESSAGE') return;
+  /**
+   * Stores the event's message (not awaited: writes are batched, and reads of this message wait for
+   * it, MessageStore.find), after its media when it has some: only then is there something to wait
+   * for (a promise); otherwise nothing is returned.
+   */
+  record(instanceId: string, event: CanonicalEvent): Promise<void> | undefined {
+    if (event.type !== 'MESSAGE' && event.type !== 'SEND_MESSAGE') return undefined;
     const data = event.data;
     const key = asKey(data.key);
     // A failed send (SEND_MESSAGE status FAILED) carries no content.
     const content = data.message;
-    if (!key || !content || typeof content !== 'object') return;
+    if (!key || !content || typeof content !== 'object') return undefined;
     const messageType = messageTypeOf(content);
-    if (UPDATE_KINDS.has(messageType)) return;
+    if (UPDATE_KINDS.has(messageType)) return undefined;
+    if (event.media) return this.recordWithMedia(instanceId, event, key, content, messageType, event.media);
+    this.save(instanceId, data, key, content, messageType, undefined);
+    return undefined;
+  }
 
+  private async recordWithMedia(
+    instanceId: string,
+    event: EventOf<'MESSAGE'> | EventOf<'SEND_MESSAGE'>,
+    key: MessageKey,
+    content: Record<string, unknown>,
+    messageType: string,
+    media: EventMedia,
+  ): Promise<void> {
+    const data = event.data;
     let stored: StoredMedia | undefined;
-    if (event.media) {
-      const { media } = event;
-      let timer: NodeJS.Timeout | undefined;
-      let late = false;
-      const deadline = new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => {
-          late = true;
-          reject(new MediaDeadlineError(this.config.recordTimeoutMs));
-        }, this.config.recordTimeoutMs);
-        timer.unref();
-      });
-      const work = this.storeMedia(instanceId, key, event.type, media, () => late);
-      // Past the deadline the work may still fail; that is already answered by the timeout.
-      work.catch(() => undefined);
-      try {
-        const result = await Promise.race([work, deadline]);
-        stored = result.stored;
-        data.media = result.view;
-      } catch (error) {
-        if (error instanceof MediaDeadlineError) {
-          this.log.warn(
-            { instanceId, messageId: key.id, timeoutMs: this.config.recordTimeoutMs },
-            'message media not stored in time; the event goes without it',
-          );
-          data.media = { mimetype: media.mimetype, stored: false, reason: 'timeout' };
-        } else {
-          this.log.error({ err: error, instanceId, messageId: key.id }, 'could not store message media');
-          data.media = { mimetype: media.mimetype, stored: false };
-        }
-        stored = undefined;
-      } finally {
-        clearTimeout(timer);
+    let timer: NodeJS.Timeout | undefined;
+    let late = false;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        late = true;
+        reject(new MediaDeadlineError(this.config.recordTimeoutMs));
+      }, this.config.recordTimeoutMs);
+      timer.unref();
+    });
+    const work = this.storeMedia(instanceId, key, event.type, media, () => late);
+    // Past the deadline the work may still fail; that is already answered by the timeout.
+    work.catch(() => undefined);
+    try {
+      const result = await Promise.race([work, deadline]);
+      stored = result.stored;
+      data.media = result.view;
+    } catch (error) {
+      if (error instanceof MediaDeadlineError) {
+        this.log.warn(
+          { instanceId, messageId: key.id, timeoutMs: this.config.recordTimeoutMs },
+          'message media not stored in time; the event goes without it',
+        );
+        data.media = { mimetype: media.mimetype, stored: false, reason: 'timeout' };
+      } else {
+        this.log.error({ err: error, instanceId, messageId: key.id }, 'could not store message media');
+        data.media = { mimetype: media.mimetype, stored: false };
       }
+      stored = undefined;
+    } finally {
+      clearTimeout(timer);
     }
 
+    this.save(instanceId, data, key, content, messageType, stored);
+  }
+
+  private save(
+    instanceId: string,
+    data: EventData<'MESSAGE'> | EventData<'SEND_MESSAGE'>,
+    key: MessageKey,
+    content: Record<string, unknown>,
+    messageType: string,
+    stored: StoredMedia | undefined,
+  ): void {
     // Not awaited: writes are batched, and reads of this message wait for it (MessageStore.find).
     this.messages
       .save({

@@ -25,17 +25,24 @@ export class MessageUpdates {
     private readonly log: FastifyBaseLogger,
   ) {}
 
-  async record(instanceId: string, event: CanonicalEvent): Promise<void> {
-    if (event.type === 'MESSAGE') return this.apply(instanceId, event.data, event.data.message);
+  /** Nothing (not a promise) for a message that changes no other: most of them, every plain send. */
+  record(instanceId: string, event: CanonicalEvent): Promise<void> | undefined {
     // A failed send carries no content and changes nothing.
-    if (event.type === 'SEND_MESSAGE' && event.data.message) return this.apply(instanceId, event.data, event.data.message);
+    if (event.type !== 'MESSAGE' && !(event.type === 'SEND_MESSAGE' && event.data.message)) return undefined;
+    const data: EventData<'MESSAGE'> | EventData<'SEND_MESSAGE'> = event.data;
+    if (data.pollVote) return this.apply(instanceId, data, undefined);
+    const change = data.message ? messageChangeOf(data.message) : undefined;
+    return change ? this.apply(instanceId, data, change) : undefined;
   }
 
-  private async apply(instanceId: string, data: EventData<'MESSAGE'> | EventData<'SEND_MESSAGE'>, message: Json): Promise<void> {
+  private async apply(
+    instanceId: string,
+    data: EventData<'MESSAGE'> | EventData<'SEND_MESSAGE'>,
+    change: ReturnType<typeof messageChangeOf>,
+  ): Promise<void> {
     const { key } = data;
     try {
       if (data.pollVote) return await this.recordVote(instanceId, key, data, data.pollVote);
-      const change = messageChangeOf(message);
       if (!change) return;
       const author = typeof data.participant === 'string' ? data.participant : key.participant;
       if (change.kind === 'revoke') await this.revoke(instanceId, key, author, change.targetId);

@@ -385,7 +385,7 @@ export class MessagingService {
    */
   private async sender(instance: Instance): Promise<{ send(message: OutgoingMessage): Promise<SendResult> }> {
     const router = this.router?.routes(instance) ? this.router : undefined;
-    if (!router) await this.sessions.connected(instance);
+    if (!router && !this.sessions.connectedNow(instance)) await this.sessions.connected(instance);
     return {
       send: (message) =>
         router ? router.send(instance, message, (member) => this.attempt(member, message)) : this.attempt(instance, message),
@@ -395,7 +395,8 @@ export class MessagingService {
   private async attempt(instance: Instance, message: OutgoingMessage): Promise<SendResult> {
     const started = performance.now();
     try {
-      const sent = await (await this.sessions.connected(instance)).send(message);
+      const session = this.sessions.connectedNow(instance) ?? (await this.sessions.connected(instance));
+      const sent = await session.send(message);
       this.report({ instanceId: instance.id, outcome: 'sent', ms: performance.now() - started });
       // The new field first: a spread followed by a new field makes a new hidden class on each call (Node 20).
       return { instanceId: instance.id, ...sent };

@@ -18,7 +18,7 @@ interface Entry {
 export class SessionRegistry {
   private readonly entries = new Map<string, Entry>();
   private readonly observers: ((instanceId: string, event: CanonicalEvent) => void)[] = [];
-  private readonly recorders: ((instanceId: string, event: CanonicalEvent) => Promise<void>)[] = [];
+  private readonly recorders: ((instanceId: string, event: CanonicalEvent) => Promise<void> | void)[] = [];
   private readonly movers: { arrived(instanceId: string): Promise<void>; leaving(instanceId: string): Promise<void> }[] = [];
   private readonly drivers: Map<NetworkName, NetworkDriver>;
   /**
@@ -89,9 +89,10 @@ export class SessionRegistry {
 
   /**
    * Steps that run inside each instance's event order, before the event is queued: the message
-   * store keeps media and messages here and adds `data.media` to the event.
+   * store keeps media and messages here and adds `data.media` to the event. A step with nothing to
+   * wait for returns nothing, not a promise (the event then waits no turn of the event loop for it).
    */
-  beforeQueue(recorder: (instanceId: string, event: CanonicalEvent) => Promise<void>): void {
+  beforeQueue(recorder: (instanceId: string, event: CanonicalEvent) => Promise<void> | void): void {
     this.recorders.push(recorder);
   }
 
@@ -101,8 +102,20 @@ export class SessionRegistry {
 
   /** A session that must be connected for the operation (sends and most others). */
   async connected(instance: Instance): Promise<Session> {
+    return this.connectedNow(instance) ?? this.connectedSession(await this.instances.get(instance.id));
+  }
+
+  /**
+   * `connected` without a promise when the instance's record is in the cache (the send road's hot
+   * path); undefined when it must be read first.
+   */
+  connectedNow(instance: Instance): Session | undefined {
     if (!this.active(instance.id)) this.session(instance);
-    const current = this.instances.cached(instance.id) ?? (await this.instances.get(instance.id));
+    const current = this.instances.cached(instance.id);
+    return current && this.connectedSession(current);
+  }
+
+  private connectedSession(current: Instance): Session {
     if (current.status !== 'CONNECTED') throw errors.notConnected(current.status);
     return this.session(current);
   }
@@ -302,7 +315,8 @@ export class SessionRegistry {
       }
       for (const recorder of this.recorders) {
         try {
-          await recorder(instanceId, event);
+          const step = recorder(instanceId, event);
+          if (step) await step;
         } catch (error) {
           this.log.error({ err: error, instanceId, event: event.type }, 'event recorder failed');
         }
