@@ -105,14 +105,20 @@ export class EventBus {
   }
 
   /**
-   * Puts the event in the next batch and resolves as soon as it is queued (its place in the order is
-   * fixed), with `stored` resolving once it is durable. Callers that keep an order between events
-   * wait for the queueing only, so events of many requests share one transaction.
+   * Puts the event in the next batch (its place in the order is then fixed) and gives back `stored`,
+   * resolving once it is durable: at once when the instance is in the cache, else a promise of it
+   * once the instance is read. Callers that keep an order between events wait for the queueing only,
+   * so events of many requests share one transaction.
    */
-  async enqueue(instanceId: string, event: CanonicalEvent): Promise<{ stored: Promise<OutboxEntry | undefined> }> {
-    const instance = this.instances.cached(instanceId) ?? (await this.instances.find(instanceId));
-    if (!instance) return { stored: Promise.resolve(undefined) };
-    return { stored: this.publishFor(instance, event) };
+  enqueue(
+    instanceId: string,
+    event: CanonicalEvent,
+  ): { stored: Promise<OutboxEntry | undefined> } | Promise<{ stored: Promise<OutboxEntry | undefined> }> {
+    const cached = this.instances.cached(instanceId);
+    if (cached) return { stored: this.publishFor(cached, event) };
+    return this.instances.find(instanceId).then((instance) => ({
+      stored: instance ? this.publishFor(instance, event) : Promise.resolve(undefined),
+    }));
   }
 
   publishFor(instance: Instance, event: CanonicalEvent): Promise<OutboxEntry | undefined> {

@@ -383,13 +383,15 @@ export class MessagingService {
    * What the send methods send through: the connected check comes first (a 409 before any media is
    * fetched) unless a router picks the member, and every attempt is timed and reported.
    */
-  private async sender(instance: Instance): Promise<{ send(message: OutgoingMessage): Promise<SendResult> }> {
+  private sender(instance: Instance): Sender | Promise<Sender> {
     const router = this.router?.routes(instance) ? this.router : undefined;
-    if (!router && !this.sessions.connectedNow(instance)) await this.sessions.connected(instance);
-    return {
+    const sender: Sender = {
       send: (message) =>
         router ? router.send(instance, message, (member) => this.attempt(member, message)) : this.attempt(instance, message),
     };
+    // A promise only when the instance's record must be read first.
+    if (router || this.sessions.connectedNow(instance)) return sender;
+    return this.sessions.connected(instance).then(() => sender);
   }
 
   private async attempt(instance: Instance, message: OutgoingMessage): Promise<SendResult> {
@@ -446,19 +448,28 @@ export class MessagingService {
     return { mediaBase64InEvents: updated.settings[BASE64_SETTING] === true };
   }
 
-  /** Recipient, quote (from the store), mentions and typing delay, shared by every chat message. */
-  private async addressed(
-    instance: Instance,
-    body: { number: string; quoted?: { id: string }; mentions?: string[]; delayMs?: number },
-  ): Promise<Addressed> {
-    const quoted = body.quoted ? quotedOf(await this.stored(instance, body.quoted.id, 'quoted message')) : undefined;
-    return {
-      to: body.number,
-      ...(quoted ? { quoted } : {}),
-      ...(body.mentions && body.mentions.length > 0 ? { mentions: body.mentions } : {}),
-      ...(body.delayMs ? { delayMs: body.delayMs } : {}),
-    };
+  /**
+   * Recipient, quote (from the store), mentions and typing delay, shared by every chat message; a
+   * promise only when there is a quote to read.
+   */
+  private addressed(instance: Instance, body: AddressedBody): Addressed | Promise<Addressed> {
+    if (!body.quoted) return addressedAs(body, undefined);
+    return this.stored(instance, body.quoted.id, 'quoted message').then((message) => addressedAs(body, quotedOf(message)));
   }
+}
+
+type AddressedBody = { number: string; quoted?: { id: string }; mentions?: string[]; delayMs?: number };
+
+/** What the send methods send through (`sender`). */
+type Sender = { send(message: OutgoingMessage): Promise<SendResult> };
+
+function addressedAs(body: AddressedBody, quoted: QuotedMessage | undefined): Addressed {
+  return {
+    to: body.number,
+    ...(quoted ? { quoted } : {}),
+    ...(body.mentions && body.mentions.length > 0 ? { mentions: body.mentions } : {}),
+    ...(body.delayMs ? { delayMs: body.delayMs } : {}),
+  };
 }
 
 export function quotedOf(message: StoredMessage): QuotedMessage {
