@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isoTime, systemIds, TimeOrderedIds } from './clock.js';
+import { isoTime, isoTimeOrNull, systemIds, TimeOrderedIds } from './clock.js';
 
 const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -69,5 +69,10 @@ describe('isoTime', () => {
       same(Math.floor(ms));
     }
     expect(() => isoTime(Number.NaN)).toThrow(RangeError);
+  });
+
+  it('isoTimeOrNull keeps a column that is not set as null', () => {
+    expect(isoTimeOrNull(null)).toBeNull();
+    expect(isoTimeOrNull(1795943971213)).toBe('2026-11-29T09:19:31.213Z');
   });
 });

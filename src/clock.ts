@@ -45,6 +45,11 @@ export function isoTime(ms: number): string {
   return `${isoPrefix}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;
 }
 
+/** `isoTime`, or null for a time that is not set (a row's nullable column). */
+export function isoTimeOrNull(ms: number | null): string | null {
+  return ms === null ? null : isoTime(ms);
+}
+
 /** A number in [0, 1); tests pass their own. */
 export type Random = () => number;
 

@@ -7,7 +7,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Static } from 'typebox';
-import { systemIds, type Clock, type IdSource } from '../clock.js';
+import { isoTimeOrNull as iso, systemIds, type Clock, type IdSource } from '../clock.js';
 import { AppError, errors } from '../errors.js';
 import type { Instance, InstanceService } from '../instance-registry/service.js';
 import type { BatchRepo } from './batch-repo.js';
@@ -22,8 +22,6 @@ export interface BatchPacing {
   /** Smallest pause a caller may ask for, ms. */
   minIntervalMs: number;
 }
-
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 const INTERRUPTED = 'the gateway stopped while this item was being sent; not resent to avoid a duplicate';
 

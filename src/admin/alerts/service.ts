@@ -6,7 +6,7 @@
  * open alerts and the notice queue live in the database, so a restart neither repeats nor loses one.
  */
 import { lookup } from 'node:dns/promises';
-import { newId, randomToken, type Clock } from '../../clock.js';
+import { isoTimeOrNull as iso, newId, randomToken, type Clock } from '../../clock.js';
 import { errors } from '../../errors.js';
 import type { OutboxStore } from '../../events/outbox.js';
 import type { DeadLetterService } from '../../events/dead-letter-service.js';
@@ -82,7 +82,6 @@ export function ruleView(rule: AlertRuleRow, now: number) {
 }
 
 export function alertView(alert: AlertRow & { rule_name: string; kind: string }) {
-  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
     alertId: alert.id,
     ruleId: alert.rule_id,

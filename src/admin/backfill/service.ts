@@ -6,7 +6,7 @@
  * sent twice). Delivery failures are retried with the channel's backoff; after its last attempt the
  * job fails (its cursor tells where a new job can start).
  */
-import { newId, type Clock } from '../../clock.js';
+import { isoTimeOrNull as iso, newId, type Clock } from '../../clock.js';
 import { errors } from '../../errors.js';
 import type { OutboxDispatcher } from '../../events/dispatcher.js';
 import type { HistoryRange, OutboxStore, StoredEvent } from '../../events/outbox.js';
@@ -30,7 +30,6 @@ export interface BackfillInput {
 }
 
 export function jobView(job: BackfillJobRow) {
-  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
     jobId: job.id,
     instanceId: job.instance_id,
