@@ -243,6 +243,19 @@ describe.each(dialects)('auth store on $name', ({ url, schema }) => {
     expect(second.isLinked()).toBe(false);
   });
 
+  it('hands on the LID<->phone pairs Baileys stores as keys (its reverse entries skipped) after they are stored', async () => {
+    const id = await addInstance();
+    const heard: unknown[] = [];
+    const auth = await authStateFor(store, id, new TtlCache(100, 60_000, systemClock), async (pairs) => {
+      // Heard after the write: the keys are already there.
+      expect(await store.getKeys(id, 'lid-mapping', ['5511944443333'])).toEqual({ '5511944443333': '200000000000022' });
+      heard.push(...pairs);
+    });
+    await auth.state.keys.set({ 'lid-mapping': { '5511944443333': '200000000000022', '200000000000022_reverse': '5511944443333' } });
+    await auth.state.keys.set({ session: { 'x.0': Buffer.from('s') } });
+    expect(heard).toEqual([{ lid: '200000000000022', pn: '5511944443333' }]);
+  });
+
   it('wipe forgets creds and keys but keeps the LID mapping; deleting the instance removes everything', async () => {
     const id = await addInstance();
     await store.saveCreds(id, initAuthCreds());

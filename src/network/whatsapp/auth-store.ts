@@ -279,13 +279,29 @@ export interface InstanceAuthState {
 
 /**
  * Loads (or creates) an instance's creds and builds its key store: the database store behind
- * `cachedKeyStore` using `keyCache`, which the caller keeps across sockets.
+ * `cachedKeyStore` using `keyCache`, which the caller keeps across sockets. `learnLidPairs` hears
+ * every LID<->phone pair Baileys stores as it is stored.
  */
-export async function authStateFor(store: WhatsAppAuthStore, instanceId: string, keyCache: TtlCache): Promise<InstanceAuthState> {
+export async function authStateFor(
+  store: WhatsAppAuthStore,
+  instanceId: string,
+  keyCache: TtlCache,
+  learnLidPairs?: (pairs: LidPair[]) => Promise<void>,
+): Promise<InstanceAuthState> {
   const creds = (await store.loadCreds(instanceId)) ?? initAuthCreds();
   // Its noise key is agreed at every login (key-agreement.ts).
   rememberKeyPair(creds.noiseKey);
-  const keys = cachedKeyStore(store.keyStore(instanceId), keyCache);
+  const cached = cachedKeyStore(store.keyStore(instanceId), keyCache);
+  const keys: SignalKeyStore = learnLidPairs
+    ? {
+        ...cached,
+        async set(data) {
+          await cached.set(data);
+          const pairs = lidPairsIn(data);
+          if (pairs.length > 0) await learnLidPairs(pairs);
+        },
+      }
+    : cached;
   const credsWrites = new SerialLock();
   return {
     state: { creds, keys },
@@ -294,6 +310,23 @@ export async function authStateFor(store: WhatsAppAuthStore, instanceId: string,
     },
     isLinked: () => Boolean(creds.me?.id && creds.account),
   };
+}
+
+/**
+ * The pairs in a write of Baileys' `lid-mapping` keys (`<pn user>` -> `<lid user>`, and the reverse
+ * entry `<lid user>_reverse` -> `<pn user>`). Baileys stores what a history sync maps this way
+ * before it emits the history, and its event buffer drops `lidPnMappings` from a buffered history
+ * event: the key store is where every pair shows up.
+ */
+export function lidPairsIn(data: SignalDataSet): LidPair[] {
+  const entries = data['lid-mapping'];
+  if (!entries) return [];
+  const pairs: LidPair[] = [];
+  for (const [pn, lid] of Object.entries(entries)) {
+    if (pn.endsWith('_reverse') || typeof lid !== 'string' || !lid) continue;
+    pairs.push({ lid, pn });
+  }
+  return pairs;
 }
 
 /**

@@ -37,9 +37,10 @@ import {
   type SentMessage,
   type Session,
   type SessionHost,
+  USER_SERVER,
 } from '../port.js';
 import { BoundedMap } from '../../bounded-maps.js';
-import { isLidJid, LidDirectory, normalise } from './addresses.js';
+import { isLidJid, LID_SERVER, LidDirectory, normalise } from './addresses.js';
 import { authStateFor, type InstanceAuthState, type WhatsAppAuthStore } from './auth-store.js';
 import { isUncachedKeyEntry, SerialLock, TtlCache, type Timers } from './caches.js';
 import { WhatsAppMessageOps } from './message-ops.js';
@@ -411,7 +412,9 @@ export class WhatsAppSession implements Session {
   // --- socket lifecycle (always under the lock) ---
 
   private async authState(): Promise<InstanceAuthState> {
-    this.auth ??= await authStateFor(this.deps.store, this.host.instanceId, this.keyCache);
+    this.auth ??= await authStateFor(this.deps.store, this.host.instanceId, this.keyCache, (pairs) =>
+      this.directory.remember(pairs.map(({ lid, pn }) => ({ lid: `${lid}@${LID_SERVER}`, pn: `${pn}@${USER_SERVER}` }))),
+    );
     return this.auth;
   }
 

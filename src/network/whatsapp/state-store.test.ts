@@ -365,6 +365,28 @@ describe.each(dialects)('whatsapp state kept on $name', ({ url, schema }) => {
     }
   });
 
+  it('keeps a history chat under its phone address when Baileys buffered the history (its buffer drops the pairs; its key store has them)', async () => {
+    const lid = '200000000000022@lid';
+    const pn = '5511944443333@s.whatsapp.net';
+    await feed(
+      account,
+      {
+        'messaging-history.set': {
+          chats: [{ id: lid, name: 'Ana', unreadCount: 1, conversationTimestamp: 1_779_500_000 }],
+          contacts: [],
+          messages: [],
+          lidPnMappings: [{ lid, pn }],
+          isLatest: false,
+          progress: 100,
+          syncType: proto.HistorySync.HistorySyncType.RECENT,
+        },
+      },
+      { buffered: true },
+    );
+    expect(await account.session.chats!.get(pn)).toMatchObject({ chatId: pn, name: 'Ana', unreadCount: 1 });
+    expect((await account.session.chats!.list({}, page)).items.map((c) => c.chatId)).not.toContain(lid);
+  });
+
   it('survives a restart: a new driver on the same database lists the same chats', async () => {
     const before = await account.session.chats!.list({}, page);
     await account.driver.stop();
