@@ -57,6 +57,13 @@ export interface ResolvedAddress {
 export class LidDirectory {
   private readonly phoneByLid: BoundedMap<string, string>;
   private readonly lidByPhone: BoundedMap<string, string>;
+  /**
+   * Users looked up and not found: not asked again until learnt. A session's directory is the only
+   * writer of its instance's mapping, so what it has not learnt since is still not there. (A group
+   * whose members write by LID, and whose phones are hidden, asked the database at every message.)
+   */
+  private readonly unknownLids: BoundedMap<string, true>;
+  private readonly unknownPhones: BoundedMap<string, true>;
 
   constructor(
     private readonly store: WhatsAppAuthStore,
@@ -65,6 +72,8 @@ export class LidDirectory {
   ) {
     this.phoneByLid = new BoundedMap(cacheSize);
     this.lidByPhone = new BoundedMap(cacheSize);
+    this.unknownLids = new BoundedMap(cacheSize);
+    this.unknownPhones = new BoundedMap(cacheSize);
   }
 
   /** Learns pairs of full JIDs (either order); persists only what is new. */
@@ -78,8 +87,7 @@ export class LidDirectory {
       const pnUser = userOf(pn);
       if (!lidUser || !pnUser) continue;
       if (this.phoneByLid.get(lidUser) === pnUser) continue;
-      this.phoneByLid.set(lidUser, pnUser);
-      this.lidByPhone.set(pnUser, lidUser);
+      this.learn(lidUser, pnUser);
       fresh.push({ lid: lidUser, pn: pnUser });
     }
     if (fresh.length > 0) await this.store.saveLidPairs(this.instanceId, fresh);
@@ -92,17 +100,24 @@ export class LidDirectory {
     for (const jid of jids) {
       const user = userOf(jid);
       if (!user) continue;
-      if (isLidJid(jid) && !this.phoneByLid.has(user)) lids.add(user);
-      if (isPhoneJid(jid) && !this.lidByPhone.has(user)) phones.add(user);
+      if (isLidJid(jid) && !this.phoneByLid.has(user) && !this.unknownLids.has(user)) lids.add(user);
+      if (isPhoneJid(jid) && !this.lidByPhone.has(user) && !this.unknownPhones.has(user)) phones.add(user);
     }
+    if (lids.size === 0 && phones.size === 0) return;
     const found = [
       ...(lids.size ? await this.store.findPhones(this.instanceId, [...lids]) : []),
       ...(phones.size ? await this.store.findLids(this.instanceId, [...phones]) : []),
     ];
-    for (const pair of found) {
-      this.phoneByLid.set(pair.lid, pair.pn);
-      this.lidByPhone.set(pair.pn, pair.lid);
-    }
+    for (const pair of found) this.learn(pair.lid, pair.pn);
+    for (const lid of lids) if (!this.phoneByLid.has(lid)) this.unknownLids.set(lid, true);
+    for (const phone of phones) if (!this.lidByPhone.has(phone)) this.unknownPhones.set(phone, true);
+  }
+
+  private learn(lidUser: string, pnUser: string): void {
+    this.phoneByLid.set(lidUser, pnUser);
+    this.lidByPhone.set(pnUser, lidUser);
+    this.unknownLids.delete(lidUser);
+    this.unknownPhones.delete(pnUser);
   }
 
   /** The phone address of a LID, if known (after `prefetch` or `remember`). */
@@ -138,5 +153,7 @@ export class LidDirectory {
   clearMemory(): void {
     this.phoneByLid.clear();
     this.lidByPhone.clear();
+    this.unknownLids.clear();
+    this.unknownPhones.clear();
   }
 }

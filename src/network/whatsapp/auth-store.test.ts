@@ -288,4 +288,27 @@ describe.each(dialects)('auth store on $name', ({ url, schema }) => {
     expect(fresh.resolve('200000000000003@lid')).toEqual({ jid: '5511999999999@s.whatsapp.net', lid: '200000000000003@lid' });
     expect(fresh.resolve('5511888888888@s.whatsapp.net')).toEqual({ jid: '5511888888888@s.whatsapp.net', lid: '200000000000004@lid' });
   });
+
+  it('the LID directory asks the database once for an address it does not know, until it learns it', async () => {
+    const id = await addInstance();
+    const counted = new WhatsAppAuthStore(storage.db, systemClock);
+    const asked: string[][] = [];
+    const findPhones = counted.findPhones.bind(counted);
+    const findLids = counted.findLids.bind(counted);
+    counted.findPhones = (instanceId, lids) => (asked.push(lids), findPhones(instanceId, lids));
+    counted.findLids = (instanceId, pns) => (asked.push(pns), findLids(instanceId, pns));
+    const directory = new LidDirectory(counted, id);
+    const lid = '200000000000009@lid';
+    const phone = '5511777777777@s.whatsapp.net';
+    await directory.prefetch([lid, phone]);
+    await directory.prefetch([lid, phone, '200000000000010@lid']);
+    expect(asked).toEqual([['200000000000009'], ['5511777777777'], ['200000000000010']]);
+    expect(directory.resolve(lid)).toEqual({ jid: lid, lid });
+
+    await directory.remember([{ lid, pn: phone }]);
+    await directory.prefetch([lid, phone]);
+    expect(asked).toHaveLength(3);
+    expect(directory.resolve(lid)).toEqual({ jid: phone, lid });
+    expect(directory.lidOf(phone)).toBe(lid);
+  });
 });
