@@ -39,9 +39,36 @@ function mediaBody(spec: FormSpec) {
   };
 }
 
-/** A route option's hooks as a list (it may hold none, one or several). */
-function hooksOf<T>(hooks: T | T[] | undefined): T[] {
-  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
+/**
+ * Media bodies count against MEDIA_INFLIGHT_MAX_BYTES from admission (after auth, before the body is
+ * read) to the end of the request: the hooks of a form route's scope.
+ */
+function admissionHooks(admission: MediaAdmission, bodyLimit: number) {
+  const held = new WeakMap<object, number>();
+  const free = (request: FastifyRequest) => {
+    const bytes = held.get(request.raw);
+    if (bytes === undefined) return;
+    held.delete(request.raw);
+    admission.release(bytes);
+  };
+  return {
+    admit: (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      const declared = Number(request.headers['content-length']);
+      const bytes = Number.isFinite(declared) && declared >= 0 ? Math.min(declared, bodyLimit) : bodyLimit;
+      if (!admission.tryAdmit(bytes)) return done(errors.mediaBusy(admission.retryAfterSeconds));
+      held.set(request.raw, bytes);
+      done();
+    },
+    release: (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+      free(request);
+      done();
+    },
+    // onRequestAbort hooks get no reply.
+    releaseAborted: (request: FastifyRequest, done: HookHandlerDoneFunction) => {
+      free(request);
+      done();
+    },
+  };
 }
 
 /** The body of a route whose schema is `mediaBody`: validated against `schema` for both content types. */
@@ -71,59 +98,44 @@ export function sendRoutes(
     statusMedia: form(S.SendStatusMediaBody, ['media'], Math.max(caps.image, caps.video, caps.audio)),
   };
   return async (app) => {
-    // A file past its cap is reported by formBody (the part's `truncated`), with the field's name.
-    await app.register(multipart, { throwFileSizeLimit: false });
-    // A form becomes the route's JSON body before validation; only media routes take forms.
-    // Callback hooks: an async one costs every send a promise and a turn.
-    app.addHook('preValidation', (request, _reply, done) => {
-      const spec = request.routeOptions.config.form;
-      if (request.isMultipart()) {
-        if (!spec)
-          return done(errors.unsupportedContentType('multipart/form-data is taken only by routes with media; send application/json'));
-        formBody(request, spec).then((body) => {
-          request.body = body;
+    // A JSON route refuses a form at once, with a sync parser: @fastify/multipart adds two async
+    // hooks and a listener to every request of its scope, which only the form routes' scopes pay.
+    app.addContentTypeParser('multipart/form-data', (_request, _payload, done) =>
+      done(errors.unsupportedContentType('multipart/form-data is taken only by routes with media; send application/json')),
+    );
+    const admitted = admission ? admissionHooks(admission, mediaBodyLimit) : undefined;
+    /**
+     * A route that takes JSON or a form (`form(...)` options), in a scope of its own, registered in
+     * place so the routes keep their order (the OpenAPI document's, the generated client's).
+     */
+    const formRoute = (route: (scope: typeof app) => void) =>
+      app.register(async (scope) => {
+        scope.removeContentTypeParser('multipart/form-data');
+        // A file past its cap is reported by formBody (the part's `truncated`), with the field's name.
+        await scope.register(multipart, { throwFileSizeLimit: false });
+        // The form becomes the route's JSON body before validation. Callback hooks: an async one
+        // costs a promise and a turn.
+        scope.addHook('preValidation', (request, _reply, done) => {
+          const spec = request.routeOptions.config.form!;
+          if (request.isMultipart()) {
+            formBody(request, spec).then((body) => {
+              request.body = body;
+              done();
+            }, done);
+            return;
+          }
+          // No JSON body at all: with per-content-type schemas nothing else would refuse it.
+          if (request.body === null || typeof request.body !== 'object') return done(errors.validationFailed(['body must be object']));
           done();
-        }, done);
-        return;
-      }
-      // No JSON body at all: with per-content-type schemas nothing else would refuse it.
-      if (spec && (request.body === null || typeof request.body !== 'object'))
-        return done(errors.validationFailed(['body must be object']));
-      done();
-    });
-    // Media bodies count against MEDIA_INFLIGHT_MAX_BYTES from admission (after auth, before the body is read) to the end of the request.
-    if (admission) {
-      const held = new WeakMap<object, number>();
-      const admit = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
-        const declared = Number(request.headers['content-length']);
-        const bytes = Number.isFinite(declared) && declared >= 0 ? Math.min(declared, mediaBodyLimit) : mediaBodyLimit;
-        if (!admission.tryAdmit(bytes)) return done(errors.mediaBusy(admission.retryAfterSeconds));
-        held.set(request.raw, bytes);
-        done();
-      };
-      const free = (request: FastifyRequest) => {
-        const bytes = held.get(request.raw);
-        if (bytes === undefined) return;
-        held.delete(request.raw);
-        admission.release(bytes);
-      };
-      const release = (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
-        free(request);
-        done();
-      };
-      // onRequestAbort hooks get no reply.
-      const releaseAborted = (request: FastifyRequest, done: HookHandlerDoneFunction) => {
-        free(request);
-        done();
-      };
-      // Only media routes are counted, so only they carry these hooks (route hooks run after auth's).
-      app.addHook('onRoute', (route) => {
-        if (route.config?.form === undefined) return;
-        route.onRequest = [...hooksOf(route.onRequest), admit];
-        route.onResponse = [...hooksOf(route.onResponse), release];
-        route.onRequestAbort = [...hooksOf(route.onRequestAbort), releaseAborted];
+        });
+        if (admitted) {
+          // After auth's hooks (the parent scope's run first).
+          scope.addHook('onRequest', admitted.admit);
+          scope.addHook('onResponse', admitted.release);
+          scope.addHook('onRequestAbort', admitted.releaseAborted);
+        }
+        route(scope);
       });
-    }
 
     app.post(
       '/send/text',
@@ -141,38 +153,42 @@ export function sendRoutes(
       async (request) => messaging.sendText(callerInstance(request), request.body),
     );
 
-    app.post(
-      '/send/media',
-      {
-        config: forms.media.config,
-        bodyLimit: forms.media.bodyLimit,
-        schema: {
-          tags,
-          security: INSTANCE,
-          summary: 'Send an image, video, audio or document',
-          description: `\`type\` image (JPEG, PNG; MEDIA_MAX_IMAGE_BYTES, default 16 MiB), video (MP4, 3GP; MEDIA_MAX_VIDEO_BYTES, 64 MiB), audio (OGG/Opus, OGG, MP3, M4A, AAC, AMR; MEDIA_MAX_AUDIO_BYTES, 16 MiB; \`voiceNote: true\` needs OGG/Opus) or document (any file; MEDIA_MAX_DOCUMENT_BYTES, 64 MiB). Without \`type\` it is inferred from the bytes. The recipient gets \`imageMessage\`, \`videoMessage\`, \`audioMessage\` (\`ptt\` for voice notes) or \`documentMessage\`. ${MEDIA} ${COMMON} ${FORM}`,
-          body: forms.media.body,
-          response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
+    await formRoute((scope) =>
+      scope.post(
+        '/send/media',
+        {
+          config: forms.media.config,
+          bodyLimit: forms.media.bodyLimit,
+          schema: {
+            tags,
+            security: INSTANCE,
+            summary: 'Send an image, video, audio or document',
+            description: `\`type\` image (JPEG, PNG; MEDIA_MAX_IMAGE_BYTES, default 16 MiB), video (MP4, 3GP; MEDIA_MAX_VIDEO_BYTES, 64 MiB), audio (OGG/Opus, OGG, MP3, M4A, AAC, AMR; MEDIA_MAX_AUDIO_BYTES, 16 MiB; \`voiceNote: true\` needs OGG/Opus) or document (any file; MEDIA_MAX_DOCUMENT_BYTES, 64 MiB). Without \`type\` it is inferred from the bytes. The recipient gets \`imageMessage\`, \`videoMessage\`, \`audioMessage\` (\`ptt\` for voice notes) or \`documentMessage\`. ${MEDIA} ${COMMON} ${FORM}`,
+            body: forms.media.body,
+            response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
+          },
         },
-      },
-      async (request) => messaging.sendMedia(callerInstance(request), bodyOf(request, S.SendMediaBody)),
+        async (request) => messaging.sendMedia(callerInstance(request), bodyOf(request, S.SendMediaBody)),
+      ),
     );
 
-    app.post(
-      '/send/link',
-      {
-        config: forms.link.config,
-        bodyLimit: forms.link.bodyLimit,
-        schema: {
-          tags,
-          security: INSTANCE,
-          summary: 'Send a link with a preview',
-          description: `A text with \`url\` and the preview you give: \`title\`, \`description\`, \`thumbnail\` (an image, re-encoded as a small JPEG). The page itself is not fetched. The recipient gets \`extendedTextMessage\` with \`matchedText\`, \`title\`, \`description\`, \`jpegThumbnail\`. ${COMMON} ${FORM}`,
-          body: forms.link.body,
-          response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
+    await formRoute((scope) =>
+      scope.post(
+        '/send/link',
+        {
+          config: forms.link.config,
+          bodyLimit: forms.link.bodyLimit,
+          schema: {
+            tags,
+            security: INSTANCE,
+            summary: 'Send a link with a preview',
+            description: `A text with \`url\` and the preview you give: \`title\`, \`description\`, \`thumbnail\` (an image, re-encoded as a small JPEG). The page itself is not fetched. The recipient gets \`extendedTextMessage\` with \`matchedText\`, \`title\`, \`description\`, \`jpegThumbnail\`. ${COMMON} ${FORM}`,
+            body: forms.link.body,
+            response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
+          },
         },
-      },
-      async (request) => messaging.sendLink(callerInstance(request), bodyOf(request, S.SendLinkBody)),
+        async (request) => messaging.sendLink(callerInstance(request), bodyOf(request, S.SendLinkBody)),
+      ),
     );
 
     app.post(
@@ -207,21 +223,23 @@ export function sendRoutes(
       async (request) => messaging.sendContact(callerInstance(request), request.body),
     );
 
-    app.post(
-      '/send/button',
-      {
-        config: forms.button.config,
-        bodyLimit: forms.button.bodyLimit,
-        schema: {
-          tags,
-          security: INSTANCE,
-          summary: 'Send a message with buttons',
-          description: `Body \`text\` (≤ ${S.LIMITS.interactiveBody}), optional \`title\` / \`footer\` (≤ ${S.LIMITS.headerText}) or header \`media\` (image or video), and 1 to ${S.LIMITS.buttons} buttons: \`reply\` (needs a unique \`id\`), \`url\` (\`url\`), \`call\` (\`phoneNumber\`), \`copy\` (\`code\`); labels ≤ ${S.LIMITS.buttonText} characters. The recipient gets an \`interactiveMessage\` with native-flow buttons (\`quick_reply\`, \`cta_url\`, \`cta_call\`, \`cta_copy\`). ${COMMON} ${FORM}`,
-          body: forms.button.body,
-          response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
+    await formRoute((scope) =>
+      scope.post(
+        '/send/button',
+        {
+          config: forms.button.config,
+          bodyLimit: forms.button.bodyLimit,
+          schema: {
+            tags,
+            security: INSTANCE,
+            summary: 'Send a message with buttons',
+            description: `Body \`text\` (≤ ${S.LIMITS.interactiveBody}), optional \`title\` / \`footer\` (≤ ${S.LIMITS.headerText}) or header \`media\` (image or video), and 1 to ${S.LIMITS.buttons} buttons: \`reply\` (needs a unique \`id\`), \`url\` (\`url\`), \`call\` (\`phoneNumber\`), \`copy\` (\`code\`); labels ≤ ${S.LIMITS.buttonText} characters. The recipient gets an \`interactiveMessage\` with native-flow buttons (\`quick_reply\`, \`cta_url\`, \`cta_call\`, \`cta_copy\`). ${COMMON} ${FORM}`,
+            body: forms.button.body,
+            response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
+          },
         },
-      },
-      async (request) => messaging.sendButtons(callerInstance(request), bodyOf(request, S.SendButtonBody)),
+        async (request) => messaging.sendButtons(callerInstance(request), bodyOf(request, S.SendButtonBody)),
+      ),
     );
 
     app.post(
@@ -256,21 +274,23 @@ export function sendRoutes(
       async (request) => messaging.sendPoll(callerInstance(request), request.body),
     );
 
-    app.post(
-      '/send/sticker',
-      {
-        config: forms.sticker.config,
-        bodyLimit: forms.sticker.bodyLimit,
-        schema: {
-          tags,
-          security: INSTANCE,
-          summary: 'Send a sticker',
-          description: `WebP is sent as is; PNG, JPEG and GIF are converted to a 512x512 WebP (transparent padding; animated GIFs stay animated). MEDIA_MAX_STICKER_BYTES (default 2 MiB) applies to what you give. The recipient gets \`stickerMessage\`. ${MEDIA} ${COMMON} ${FORM}`,
-          body: forms.sticker.body,
-          response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
+    await formRoute((scope) =>
+      scope.post(
+        '/send/sticker',
+        {
+          config: forms.sticker.config,
+          bodyLimit: forms.sticker.bodyLimit,
+          schema: {
+            tags,
+            security: INSTANCE,
+            summary: 'Send a sticker',
+            description: `WebP is sent as is; PNG, JPEG and GIF are converted to a 512x512 WebP (transparent padding; animated GIFs stay animated). MEDIA_MAX_STICKER_BYTES (default 2 MiB) applies to what you give. The recipient gets \`stickerMessage\`. ${MEDIA} ${COMMON} ${FORM}`,
+            body: forms.sticker.body,
+            response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
+          },
         },
-      },
-      async (request) => messaging.sendSticker(callerInstance(request), bodyOf(request, S.SendStickerBody)),
+        async (request) => messaging.sendSticker(callerInstance(request), bodyOf(request, S.SendStickerBody)),
+      ),
     );
 
     app.post(
@@ -289,21 +309,23 @@ export function sendRoutes(
       async (request) => messaging.sendPix(callerInstance(request), request.body),
     );
 
-    app.post(
-      '/send/carousel',
-      {
-        config: forms.carousel.config,
-        bodyLimit: forms.carousel.bodyLimit,
-        schema: {
-          tags,
-          security: INSTANCE,
-          summary: 'Send a carousel of cards',
-          description: `${S.LIMITS.carouselCardsMin} to ${S.LIMITS.carouselCardsMax} cards scrolled sideways, each with media (all images or all videos), text (≤ ${S.LIMITS.carouselCardText}) and 1 to ${S.LIMITS.carouselCardButtons} buttons (the same number on every card). The recipient gets an \`interactiveMessage\` with \`carouselMessage.cards\`. ${MEDIA} ${COMMON} ${FORM}`,
-          body: forms.carousel.body,
-          response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
+    await formRoute((scope) =>
+      scope.post(
+        '/send/carousel',
+        {
+          config: forms.carousel.config,
+          bodyLimit: forms.carousel.bodyLimit,
+          schema: {
+            tags,
+            security: INSTANCE,
+            summary: 'Send a carousel of cards',
+            description: `${S.LIMITS.carouselCardsMin} to ${S.LIMITS.carouselCardsMax} cards scrolled sideways, each with media (all images or all videos), text (≤ ${S.LIMITS.carouselCardText}) and 1 to ${S.LIMITS.carouselCardButtons} buttons (the same number on every card). The recipient gets an \`interactiveMessage\` with \`carouselMessage.cards\`. ${MEDIA} ${COMMON} ${FORM}`,
+            body: forms.carousel.body,
+            response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
+          },
         },
-      },
-      async (request) => messaging.sendCarousel(callerInstance(request), bodyOf(request, S.SendCarouselBody)),
+        async (request) => messaging.sendCarousel(callerInstance(request), bodyOf(request, S.SendCarouselBody)),
+      ),
     );
 
     app.post(
@@ -387,21 +409,23 @@ export function sendRoutes(
       async (request) => messaging.sendStatusText(callerInstance(request), request.body),
     );
 
-    app.post(
-      '/send/status/media',
-      {
-        config: forms.statusMedia.config,
-        bodyLimit: forms.statusMedia.bodyLimit,
-        schema: {
-          tags,
-          security: INSTANCE,
-          summary: 'Post an image, video or audio status (story)',
-          description: `The media (image, video or audio, its kind from the bytes) with an optional \`caption\`, seen by the numbers in \`audience\`; delivered in \`status@broadcast\` like text statuses. ${MEDIA} ${FORM}`,
-          body: forms.statusMedia.body,
-          response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
+    await formRoute((scope) =>
+      scope.post(
+        '/send/status/media',
+        {
+          config: forms.statusMedia.config,
+          bodyLimit: forms.statusMedia.bodyLimit,
+          schema: {
+            tags,
+            security: INSTANCE,
+            summary: 'Post an image, video or audio status (story)',
+            description: `The media (image, video or audio, its kind from the bytes) with an optional \`caption\`, seen by the numbers in \`audience\`; delivered in \`status@broadcast\` like text statuses. ${MEDIA} ${FORM}`,
+            body: forms.statusMedia.body,
+            response: { 200: S.SendReply, ...S.sendErrors(413, 415, 422) },
+          },
         },
-      },
-      async (request) => messaging.sendStatusMedia(callerInstance(request), bodyOf(request, S.SendStatusMediaBody)),
+        async (request) => messaging.sendStatusMedia(callerInstance(request), bodyOf(request, S.SendStatusMediaBody)),
+      ),
     );
   };
 }
