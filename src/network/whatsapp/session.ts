@@ -412,8 +412,11 @@ export class WhatsAppSession implements Session {
   // --- socket lifecycle (always under the lock) ---
 
   private async authState(): Promise<InstanceAuthState> {
+    // A pair that cannot be kept must not fail Baileys' key write (it is already stored).
     this.auth ??= await authStateFor(this.deps.store, this.host.instanceId, this.keyCache, (pairs) =>
-      this.directory.remember(pairs.map(({ lid, pn }) => ({ lid: `${lid}@${LID_SERVER}`, pn: `${pn}@${USER_SERVER}` }))),
+      this.tolerate('learn addresses', () =>
+        this.directory.remember(pairs.map(({ lid, pn }) => ({ lid: `${lid}@${LID_SERVER}`, pn: `${pn}@${USER_SERVER}` }))),
+      ),
     );
     return this.auth;
   }
