@@ -78,17 +78,25 @@ export class LidDirectory {
 
   /** Learns pairs of full JIDs (either order); persists only what is new. */
   async remember(pairs: { lid?: string | null; pn?: string | null }[]): Promise<void> {
-    const fresh: LidPair[] = [];
+    const users: LidPair[] = [];
     for (const pair of pairs) {
       let { lid, pn } = pair;
       if (isPhoneJid(lid) && isLidJid(pn)) [lid, pn] = [pn, lid];
       if (!isLidJid(lid) || !isPhoneJid(pn)) continue;
       const lidUser = userOf(lid);
       const pnUser = userOf(pn);
-      if (!lidUser || !pnUser) continue;
-      if (this.phoneByLid.get(lidUser) === pnUser) continue;
-      this.learn(lidUser, pnUser);
-      fresh.push({ lid: lidUser, pn: pnUser });
+      if (lidUser && pnUser) users.push({ lid: lidUser, pn: pnUser });
+    }
+    await this.rememberUsers(users);
+  }
+
+  /** Learns pairs of user parts (as Baileys stores them); persists only what is new. */
+  async rememberUsers(pairs: LidPair[]): Promise<void> {
+    const fresh: LidPair[] = [];
+    for (const pair of pairs) {
+      if (this.phoneByLid.get(pair.lid) === pair.pn) continue;
+      this.learn(pair.lid, pair.pn);
+      fresh.push(pair);
     }
     if (fresh.length > 0) await this.store.saveLidPairs(this.instanceId, fresh);
   }

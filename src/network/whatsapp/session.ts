@@ -37,10 +37,9 @@ import {
   type SentMessage,
   type Session,
   type SessionHost,
-  USER_SERVER,
 } from '../port.js';
 import { BoundedMap } from '../../bounded-maps.js';
-import { isLidJid, LID_SERVER, LidDirectory, normalise } from './addresses.js';
+import { isLidJid, LidDirectory, normalise } from './addresses.js';
 import { authStateFor, type InstanceAuthState, type WhatsAppAuthStore } from './auth-store.js';
 import { isUncachedKeyEntry, SerialLock, TtlCache, type Timers } from './caches.js';
 import { WhatsAppMessageOps } from './message-ops.js';
@@ -414,9 +413,7 @@ export class WhatsAppSession implements Session {
   private async authState(): Promise<InstanceAuthState> {
     // A pair that cannot be kept must not fail Baileys' key write (it is already stored).
     this.auth ??= await authStateFor(this.deps.store, this.host.instanceId, this.keyCache, (pairs) =>
-      this.tolerate('learn addresses', () =>
-        this.directory.remember(pairs.map(({ lid, pn }) => ({ lid: `${lid}@${LID_SERVER}`, pn: `${pn}@${USER_SERVER}` }))),
-      ),
+      this.tolerate('learn addresses', () => this.directory.rememberUsers(pairs)),
     );
     return this.auth;
   }
