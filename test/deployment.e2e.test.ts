@@ -181,6 +181,13 @@ describe('docs/deployment.md: the nginx example in front of two gateways in clus
       const connect = await api('POST', '/api/v1/instance/connect', token);
       expect(connect.status, JSON.stringify(connect.body)).toBe(200);
       const number = uniqueNumber();
+      // The process that takes the scan may not have seen the QR code yet (its copy of the
+      // instance's status follows the holder's): it answers 409 until then, as it would a client.
+      await waitFor(
+        async () => ((await api('GET', '/api/v1/instance/status', token)).body.status === 'QRCODE' ? true : undefined),
+        10_000,
+        'the QR code shown',
+      );
       const scan = await api('POST', '/api/v1/sandbox/scan', admin, { instanceId: id, number });
       expect(scan.status, JSON.stringify(scan.body)).toBe(200);
       const state = await api('GET', '/api/v1/instance/status', token);
