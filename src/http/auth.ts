@@ -9,7 +9,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { errors } from '../errors.js';
 import type { Instance, InstanceService } from '../instance-registry/service.js';
-import { hashToken } from '../instance-registry/tokens.js';
+import { hashToken, KeyDigests } from '../instance-registry/tokens.js';
 import type { ServeElsewhere } from './errors.js';
 import type { LimitDecision, SlidingWindowStore } from './rate-limit.js';
 
@@ -110,6 +110,9 @@ export function apiKeyOf(request: FastifyRequest): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
+/** Keys whose digests the auth hook remembers (KeyDigests): every active instance's, with room. */
+const KEY_DIGESTS = 10_000;
+
 export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   // The admin key's digest once; each request hashes its key once (the admin check and the per-key limit share it).
   const adminDigest = Buffer.from(hashToken(options.adminKey));
@@ -118,6 +121,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     return given.length === adminDigest.length && timingSafeEqual(given, adminDigest);
   };
   const routing = options.routing;
+  const digests = new KeyDigests(KEY_DIGESTS);
   app.addHook('onRequest', async (request, reply) => {
     const access = request.routeOptions.config.access ?? 'none';
     // A forwarded request was counted by the process that took it first.
@@ -134,7 +138,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     if (options.standby?.()) throw errors.standby();
 
     const key = apiKeyOf(request);
-    const keyHash = key === undefined ? undefined : hashToken(key);
+    const keyHash = key === undefined ? undefined : digests.of(key);
     if (access === 'admin') {
       if (keyHash !== undefined && isAdminKey(keyHash)) {
         request.isAdmin = true;
