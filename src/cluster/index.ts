@@ -55,6 +55,7 @@ export class Cluster {
           await bus.settled();
           await dispatcher.releaseInstance(instanceId);
         },
+        pairing: (instanceId) => sessions.pairing(instanceId),
       },
       log,
     );

@@ -23,6 +23,8 @@ let repo: ClusterRepo;
 function node(leaseMs = 60_000) {
   const adopted: string[] = [];
   const dropped: string[] = [];
+  /** Instances a phone is being linked to on this node (the pairing hook). */
+  const pairing = new Set<string>();
   const n = new ClusterNode(
     repo,
     { leaseMs, tickMs: 3_600_000, movesPerTick: 100 },
@@ -35,10 +37,11 @@ function node(leaseMs = 60_000) {
         dropped.push(id);
         return Promise.resolve();
       },
+      pairing: (id) => pairing.has(id),
     },
     log,
   );
-  return { n, adopted, dropped };
+  return { n, adopted, dropped, pairing };
 }
 
 async function expire(instanceId: string): Promise<void> {
@@ -95,6 +98,52 @@ describe('cluster node', () => {
     await a.n.step();
     for (const id of ids) expect(a.n.owns(id)).toBe(true);
     await a.n.stop();
+  });
+
+  it('keeps an instance a phone is being linked to until it is linked, then hands it to the node it prefers', async () => {
+    const ids = Array.from({ length: 12 }, (_, i) => `linking-${i}`);
+    for (const id of ids) await insertInstanceRow(storage.db, id, id, 'sandbox');
+    const a = node();
+    await a.n.start('http://a.invalid');
+    const b = node();
+    await b.n.start('http://b.invalid');
+    const toB = ids.filter((id) => preferredNode(id, [a.n.nodeId, b.n.nodeId].sort()) === b.n.nodeId);
+    expect(toB.length).toBeGreaterThan(1);
+    const [linking, ...others] = toB as [string, ...string[]];
+    a.pairing.add(linking);
+
+    await a.n.step();
+    // The others move; the one showing a QR code stays with its session.
+    // (A also took the free instances earlier tests left; only this test's are looked at.)
+    const mine = (dropped: string[]) => dropped.filter((id) => ids.includes(id)).sort();
+    expect(mine(a.dropped)).toEqual([...others].sort());
+    expect(a.n.owns(linking)).toBe(true);
+    await b.n.step();
+    for (const id of others) expect(b.n.owns(id)).toBe(true);
+    expect(b.n.owns(linking)).toBe(false);
+
+    // Linked: it moves at A's next round.
+    a.pairing.delete(linking);
+    await a.n.step();
+    expect(a.dropped).toContain(linking);
+    await b.n.step();
+    expect(b.n.owns(linking)).toBe(true);
+    await b.n.stop();
+    await a.n.stop();
+  });
+
+  it('a draining node gives back an instance being linked too', async () => {
+    await insertInstanceRow(storage.db, 'linking-drain', 'linking-drain', 'sandbox');
+    const a = node();
+    await a.n.start('http://a.invalid');
+    expect(a.n.owns('linking-drain')).toBe(true);
+    a.pairing.add('linking-drain');
+    await a.n.stop();
+    expect(a.dropped).toContain('linking-drain');
+    const b = node();
+    await b.n.start('http://b.invalid');
+    expect(b.n.owns('linking-drain')).toBe(true);
+    await b.n.stop();
   });
 
   it('a paused owner whose lease was taken cannot store events or connection state for it', async () => {

@@ -29,6 +29,11 @@ export interface OwnershipHooks {
   adopt(instanceId: string): Promise<void>;
   /** The lease goes: close the session, let its events be stored and its deliveries stop. */
   drop(instanceId: string): Promise<void>;
+  /**
+   * A phone is being linked to the instance here (a QR code or pairing code is shown): moving it
+   * now would close that session and show the user a new code. It moves once linked or given up.
+   */
+  pairing?(instanceId: string): boolean;
 }
 
 /** Where a request for an instance is served. */
@@ -263,6 +268,7 @@ export class ClusterNode {
       leases.map((lease) => ({ ...lease, owner: lease.owner === this.nodeId && !this.held.has(lease.instanceId) ? null : lease.owner })),
       this.options.movesPerTick,
       (instanceId) => this.preferences.of(instanceId),
+      (instanceId) => this.hooks.pairing?.(instanceId) === true,
     );
     if (plan.claim.length > 0) {
       const claimed = this.repo.claim(this.nodeId, plan.claim, this.options.leaseMs);

@@ -51,8 +51,22 @@ describe('planTick', () => {
     expect(plan.claim).toEqual([]);
   });
 
-  it('a draining node (not a candidate) takes nothing and gives everything back', () => {
-    const plan = planTick('a', ['b'], [lease('x', 'a'), lease('y', null), lease('z', 'a')], 1);
+  it('keeps the instances that must stay now and hands over others in their place', () => {
+    const theirs = ids.filter((id) => preferredNode(id, ['a', 'b']) === 'b').slice(0, 10);
+    const staying = new Set(theirs.slice(0, 3));
+    const plan = planTick(
+      'a',
+      ['a', 'b'],
+      theirs.map((id) => lease(id, 'a')),
+      5,
+      undefined,
+      (id) => staying.has(id),
+    );
+    expect(plan.release).toEqual(theirs.slice(3, 8));
+  });
+
+  it('a draining node (not a candidate) takes nothing and gives everything back, staying or not', () => {
+    const plan = planTick('a', ['b'], [lease('x', 'a'), lease('y', null), lease('z', 'a')], 1, undefined, () => true);
     expect(plan).toEqual({ claim: [], release: ['x', 'z'] });
   });
 });

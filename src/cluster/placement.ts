@@ -69,7 +69,8 @@ export interface Plan {
  * What `self` does this tick. It takes the free instances that prefer it, and free instances whose
  * preferred node has not taken them for a lease time (that node is slow or about to go); it gives
  * back at most `movesPerTick` instances another live node prefers, so a joining node fills up over
- * a few ticks instead of every session moving at once.
+ * a few ticks instead of every session moving at once. An instance `staying` says must not move
+ * now (a phone is being linked to it) is kept until it may; a draining node gives everything back.
  */
 export function planTick(
   self: string,
@@ -77,6 +78,7 @@ export function planTick(
   leases: readonly LeaseState[],
   movesPerTick: number,
   prefer: (instanceId: string) => string | undefined = (instanceId) => preferredNode(instanceId, candidates),
+  staying: (instanceId: string) => boolean = () => false,
 ): Plan {
   const claim: string[] = [];
   const release: string[] = [];
@@ -88,7 +90,7 @@ export function planTick(
   for (const lease of leases) {
     const preferred = prefer(lease.instanceId);
     if (lease.owner === self) {
-      if (preferred !== self && release.length < movesPerTick) release.push(lease.instanceId);
+      if (preferred !== self && release.length < movesPerTick && !staying(lease.instanceId)) release.push(lease.instanceId);
     } else if (lease.owner === null && (preferred === self || lease.longFree)) {
       claim.push(lease.instanceId);
     }

@@ -90,6 +90,26 @@ describe('instances arriving from another process (cluster mode)', () => {
   });
 });
 
+describe('pairing', () => {
+  it('is true while the session here shows a QR code, false once linked and for a session not open here', () => {
+    const shown = new Map<string, boolean>();
+    const linkable = {
+      network: 'sandbox' as const,
+      open: (host: SessionHost) =>
+        ({ currentQr: () => (shown.get(host.instanceId) ? { code: 'qr', base64: '', attempt: 1 } : undefined) }) as unknown as Session,
+      stop: async () => undefined,
+    } satisfies NetworkDriver;
+    const registry = new SessionRegistry([linkable], {} as InstanceService, {} as EventBus, pino({ level: 'silent' }));
+    const pairingOne = { ...instance('p1', 'sandbox'), status: 'QRCODE', number: null } as Instance;
+    expect(registry.pairing('p1')).toBe(false);
+    registry.session(pairingOne);
+    shown.set('p1', true);
+    expect(registry.pairing('p1')).toBe(true);
+    shown.set('p1', false);
+    expect(registry.pairing('p1')).toBe(false);
+  });
+});
+
 describe('resuming sessions at start-up', () => {
   it('a paced network opens one session every 1/rate seconds, in the background; an unpaced one opens all at once', async () => {
     const wa = ['1', '2', '3', '4'].map((id) => instance(`wa${id}`, 'whatsapp'));

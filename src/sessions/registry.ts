@@ -100,6 +100,11 @@ export class SessionRegistry {
     return this.entries.has(instanceId);
   }
 
+  /** A phone is being linked to the instance's session here: it shows a QR code (or a pairing code beside one). */
+  pairing(instanceId: string): boolean {
+    return this.entries.get(instanceId)?.session.currentQr() !== undefined;
+  }
+
   /** A session that must be connected for the operation (sends and most others). */
   async connected(instance: Instance): Promise<Session> {
     return this.connectedNow(instance) ?? this.connectedSession(await this.instances.get(instance.id));
