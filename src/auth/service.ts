@@ -3,13 +3,14 @@
  * rotating refresh token. Each sign-in starts a refresh-token family; each refresh replaces the token;
  * presenting a replaced token again revokes the whole family (someone copied it). Framework-free.
  */
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { decodeJwt, errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { newId, randomToken, type Clock } from '../clock.js';
 import type { AuthConfig } from '../config.js';
 import { errors } from '../errors.js';
+// Refresh tokens and invitation codes are stored as SHA-256 only, as instance tokens are.
+import { hashToken } from '../instance-registry/tokens.js';
 import { LoginLimiter } from './login-limiter.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
 import type { AuthRepo, InvitationRow, UserRow } from './repo.js';
@@ -76,9 +77,6 @@ function publicInvitation(row: InvitationRow): PublicInvitation {
     usedBy: row.used_by,
   };
 }
-
-/** Refresh tokens and invitation codes are stored as SHA-256 only. */
-const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 const normaliseEmail = (email: string) => email.trim().toLowerCase();
 
