@@ -114,7 +114,7 @@ export function apiKeyOf(request: FastifyRequest): string | undefined {
 const KEY_DIGESTS = 10_000;
 
 export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
-  // The admin key's digest once; each request hashes its key once (the admin check and the per-key limit share it).
+  // The admin key's digest once; each request's key digest comes from `digests` (the admin check and the per-key limit share it).
   const adminDigest = Buffer.from(hashToken(options.adminKey));
   const isAdminKey = (keyHash: string) => {
     const given = Buffer.from(keyHash);

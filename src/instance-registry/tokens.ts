@@ -17,7 +17,7 @@ export function isWellFormedToken(value: string): boolean {
   return value.length === TOKEN_LENGTH && TOKEN_SHAPE.test(value);
 }
 
-/** Every authenticated request hashes its token: the one-shot `hash` costs a third of a Hash object. */
+/** A token's (or key's) stored form, SHA-256 as hex: the one-shot `hash` costs a third of a Hash object. */
 export function hashToken(token: string): string {
   return hash('sha256', token, 'hex');
 }
