@@ -157,6 +157,9 @@ export async function privateMosquitto(port?: number): Promise<BrokerProcess> {
       [
         `listener ${p} 127.0.0.1`,
         'allow_anonymous true',
+        // Started as root, mosquitto switches to the user "mosquitto", which cannot write this
+        // root-owned folder: every save fails and a restart forgets all sessions. Stay who we are.
+        `user ${os.userInfo().username}`,
         'persistence true',
         `persistence_location ${dir}/`,
         'max_queued_messages 0',
