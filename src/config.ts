@@ -22,6 +22,8 @@ export interface Config {
   databaseUrl: string;
   /** PostgreSQL only: the schema Waygate's tables live in (created when missing). */
   databaseSchema: string | undefined;
+  /** DATABASE_PREPARED_STATEMENTS: PostgreSQL prepares repeated statements once per connection (false behind a transaction-mode pooler). */
+  databasePreparedStatements: boolean;
   /** Delivered events are kept this long in the outbox, then pruned. */
   outboxRetentionSeconds: number;
   /** EVENT_COMMIT_SPACING_MS: the shortest time between two commits of events (events/bus.ts). */
@@ -380,6 +382,7 @@ export function loadConfig(env: Env = process.env): Config {
     globalApiKey,
     databaseUrl,
     databaseSchema,
+    databasePreparedStatements: flag(env, 'DATABASE_PREPARED_STATEMENTS', true),
     outboxRetentionSeconds: integer(env, 'OUTBOX_RETENTION_SECONDS', 3600, 0, 31_536_000),
     eventCommitSpacingMs: integer(env, 'EVENT_COMMIT_SPACING_MS', 2, 0, 10_000),
     eventArchiveDays: integer(env, 'EVENT_ARCHIVE_DAYS', 7, 0, 3650),

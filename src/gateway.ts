@@ -151,6 +151,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const log = options.logger ?? createLogger(config.logLevel);
   const storage = await openStorage(config.databaseUrl, {
     ...(options.storage ?? (config.databaseSchema ? { schema: config.databaseSchema } : { checkpointInBackground: true })),
+    preparedStatements: config.databasePreparedStatements,
     onConnectionLost: (error) =>
       log.warn({ err: error }, 'a database connection ended; its statement fails with 503 and the next one opens a new connection'),
   });

@@ -15,6 +15,8 @@ describe('configuration', () => {
     expect(config.tokenGraceSeconds).toBe(86_400);
     expect(config.corsOrigin).toBe('*');
     expect(config.trustProxy).toBe(false);
+    expect(config.databasePreparedStatements).toBe(true);
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);
   });
 
   it('TRUST_PROXY takes true, false, or addresses, CIDR ranges and the names proxy-addr knows', () => {
@@ -39,6 +41,7 @@ describe('configuration', () => {
     ['LOG_LEVEL', 'loud'],
     ['GLOBAL_API_KEY', 'short'],
     ['KV_STORE_GLOBAL_EVENTS', 'maybe'],
+    ['DATABASE_PREPARED_STATEMENTS', 'maybe'],
     ['DATABASE_SCHEMA', 'Bad-Schema'],
     ['TRUST_PROXY', '1'],
     ['TRUST_PROXY', 'proxy.example.com'],

@@ -7,6 +7,7 @@ import type { Database } from './schema.js';
 import { BackgroundCheckpointer, type CheckpointerOptions } from './checkpointer.js';
 import { migrateToLatest } from './migrations.js';
 import { SearchPathPostgresDialect } from './search-path.js';
+import { PreparedStatements } from './pg-statements.js';
 import { statementCache, type StatementCache } from './sqlite-statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -67,11 +68,14 @@ export interface OpenOptions {
    * (503); the pool opens a new connection for the next one.
    */
   onConnectionLost?: (error: Error) => void;
+  /** PostgreSQL only: statements run again and again are prepared once per connection (pg-statements.ts); true by default. */
+  preparedStatements?: boolean;
 }
 
 export async function openStorage(databaseUrl: string, options: OpenOptions = {}): Promise<Storage> {
   let storage: Storage;
   let statements: StatementCache | undefined;
+  let prepared: PreparedStatements | undefined;
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length);
     if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -124,7 +128,11 @@ export async function openStorage(databaseUrl: string, options: OpenOptions = {}
     // uncaught exception: the process would exit. The pool listens only on idle clients (and then
     // emits 'error' itself); a client Kysely holds has no listener at all.
     const lost = (error: Error) => options.onConnectionLost?.(error);
-    pool.on('connect', (client) => client.on('error', lost));
+    if (options.preparedStatements !== false) prepared = new PreparedStatements();
+    pool.on('connect', (client) => {
+      client.on('error', lost);
+      prepared?.attach(client);
+    });
     // An idle client's end reaches the listener above too; the pool's own event repeats it.
     pool.on('error', () => undefined);
     const db = new Kysely<Database>({ dialect: new SearchPathPostgresDialect({ pool }) });
@@ -134,6 +142,7 @@ export async function openStorage(databaseUrl: string, options: OpenOptions = {}
   await migrateToLatest(storage.db, storage.dialect, storage.dialect === 'postgres' ? options.schema : undefined);
   // Statements read before a migration changed their tables would keep the old row shape.
   statements?.forget();
+  prepared?.start();
   return storage;
 }
 

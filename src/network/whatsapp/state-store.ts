@@ -61,6 +61,27 @@ export interface ChatTouch {
 /** Chat writes per transaction in `writeChats`: the storage's one SQLite connection is held meanwhile. */
 const CHAT_WRITES_PER_COMMIT = 200;
 
+/**
+ * A chat row's columns, named: the chat list reads them by name rather than `c.*`, so PostgreSQL may
+ * keep the statement prepared (storage/pg-statements.ts) across another process's migration. A
+ * column missing here fails to compile where the rows become `ListedChat`.
+ */
+const CHAT_COLUMNS = [
+  'instance_id',
+  'jid',
+  'name',
+  'unread_count',
+  'marked_unread',
+  'pinned_at',
+  'archived',
+  'muted_until',
+  'conversation_timestamp',
+  'cleared_before',
+  'deleted',
+  'updated_at',
+] as const satisfies readonly (keyof WhatsAppChatsTable)[];
+const LISTED_CHAT_COLUMNS = CHAT_COLUMNS.map((column) => `c.${column}` as const);
+
 /** A chat as the list reads it: its row, its contact's name, its own label ids (sorted). */
 export type ListedChat = ChatRow & {
   contact_name: string | null;
@@ -310,7 +331,7 @@ export class WhatsAppStateStore {
       boolean | number
     >`exists (select 1 from whatsapp_label_links l where l.instance_id = c.instance_id and l.chat_jid = c.jid and l.message_id <> '')`;
     const rows = await query
-      .selectAll('c')
+      .select(LISTED_CHAT_COLUMNS)
       .select(sql<string | null>`coalesce(p.name, p.notify, p.verified_name)`.as('contact_name'))
       .select([labels.as('labels'), labelledMessages.as('labelled_messages'), count.as('total')])
       // Spelled as whatsapp_chats_list_order (storage/expressions.ts): a page is read along it, not sorted.
