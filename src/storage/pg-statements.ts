@@ -3,8 +3,8 @@
  * connection, under a name.
  *
  * Kysely sends every statement unnamed, so PostgreSQL parses, analyses and plans it on every
- * execution: on the storage bench most of a read's server time (a named statement took
- * `/chat/history` and `/message/find` 1.2–2 times as far, bench/README's twenty-eighth run).
+ * execution: on the storage bench most of a read's server time (named, the chat list, `/chat/history`
+ * and `/message/find` answered 1.2–1.6 times the requests a second: bench/README's twenty-eighth run).
  * PostgreSQL keeps a named statement's plan for the connection, planned for the first five
  * executions' parameters and then generic when that costs no more.
  *
